@@ -1,0 +1,133 @@
+package agentrt
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Errors that end a run or describe why it ended. Use errors.Is.
+var (
+	// ErrNoPlanner is returned by Run when the Agent has no Planner.
+	ErrNoPlanner = errors.New("agentrt: agent has no planner")
+	// ErrMaxTurns is what [Done.Err] returns when a run stopped at MaxTurns.
+	ErrMaxTurns = errors.New("agentrt: max turns reached")
+	// ErrSessionBusy is returned when another run holds the session.
+	ErrSessionBusy = errors.New("agentrt: session is busy with another run")
+	// ErrInvalidSessionID is returned for a session id that a store refuses.
+	ErrInvalidSessionID = errors.New("agentrt: invalid session id")
+	// ErrEmptyInput is returned by Run for an empty input on a new session.
+	ErrEmptyInput = errors.New("agentrt: empty input for a new session")
+)
+
+// Kinds of provider failure, set as [ProviderError.Kind]. Use errors.Is.
+var (
+	// ErrRateLimited: the API refused the call for its rate limit (HTTP 429).
+	ErrRateLimited = errors.New("rate limited")
+	// ErrOverloaded: the API is overloaded or failed on its side (HTTP 5xx, 529).
+	ErrOverloaded = errors.New("provider overloaded or unavailable")
+	// ErrAuth: the credentials were refused (HTTP 401, 403).
+	ErrAuth = errors.New("authentication failed")
+	// ErrContextLength: the request is longer than the model's context window.
+	ErrContextLength = errors.New("context length exceeded")
+	// ErrInvalidRequest: the API refused the request as malformed (HTTP 400, 404, 422).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrBadResponse: the reply or stream was truncated or could not be parsed.
+	ErrBadResponse = errors.New("malformed or truncated response")
+)
+
+// ProviderError is a failed model API call. Adapters return it so that
+// callers can tell kinds of failure apart with errors.Is (Kind) and reach
+// the SDK's own error with errors.As (Err).
+type ProviderError struct {
+	// Provider names the vendor: "openai", "anthropic", "gemini".
+	Provider string
+	// StatusCode is the HTTP status, or 0 when there was none (a broken stream).
+	StatusCode int
+	// Code is the vendor's error type or code, such as "rate_limit_error".
+	Code string
+	// Message is the vendor's error message.
+	Message string
+	// RetryAfter is the wait the API asked for (Retry-After), or 0.
+	RetryAfter time.Duration
+	// Kind is one of ErrRateLimited, ErrOverloaded, ErrAuth,
+	// ErrContextLength, ErrInvalidRequest, ErrBadResponse, or nil.
+	Kind error
+	// Err is the underlying error, usually the SDK's.
+	Err error
+}
+
+func (e *ProviderError) Error() string {
+	var sb strings.Builder
+	if e.Provider != "" {
+		sb.WriteString(e.Provider)
+		sb.WriteString(": ")
+	}
+	if e.Kind != nil {
+		sb.WriteString(e.Kind.Error())
+	} else {
+		sb.WriteString("request failed")
+	}
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&sb, " (HTTP %d", e.StatusCode)
+		if e.Code != "" {
+			sb.WriteString(", ")
+			sb.WriteString(e.Code)
+		}
+		sb.WriteByte(')')
+	} else if e.Code != "" {
+		fmt.Fprintf(&sb, " (%s)", e.Code)
+	}
+	switch {
+	case e.Message != "":
+		sb.WriteString(": ")
+		sb.WriteString(e.Message)
+	case e.Err != nil:
+		sb.WriteString(": ")
+		sb.WriteString(e.Err.Error())
+	}
+	return sb.String()
+}
+
+// Unwrap returns Kind and Err, so errors.Is and errors.As see both.
+func (e *ProviderError) Unwrap() []error {
+	var errs []error
+	if e.Kind != nil {
+		errs = append(errs, e.Kind)
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}
+
+// Retryable reports whether trying the same call again later may succeed:
+// rate limits, overload and server errors, and broken streams.
+func (e *ProviderError) Retryable() bool {
+	return e.Kind == ErrRateLimited || e.Kind == ErrOverloaded || e.Kind == ErrBadResponse
+}
+
+// ToolError is a failed tool call. The model sees its message in an
+// is_error tool result; the caller of Run finds the ToolError itself in
+// [ToolResult.Err].
+type ToolError struct {
+	Tool      string // the tool's name, as the model asked for it
+	ToolUseID string
+	Err       error
+}
+
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("tool %q (%s): %v", e.Tool, e.ToolUseID, e.Err)
+}
+
+func (e *ToolError) Unwrap() error { return e.Err }
+
+// PanicError is a tool's recovered panic, with the stack trace. The model
+// sees only "tool "x" panicked: value"; the stack stays with the caller.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }

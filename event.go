@@ -1,0 +1,136 @@
+package agentrt
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is one step of a run, yielded by [Agent.Run]. It is one of
+// [TextDelta], [AssistantMessage], [ToolCall], [PermissionDecision],
+// [ToolResult] and [Done]; switch on its type:
+//
+//	switch e := ev.(type) {
+//	case agentrt.TextDelta:
+//		fmt.Print(e.Text)
+//	case agentrt.ToolResult:
+//		...
+//	}
+//
+// The set is sealed: only this package defines events. Events are values;
+// the messages they carry are shared with the session and must not be
+// modified.
+type Event interface {
+	isEvent()
+}
+
+// TextDelta is a piece of the model's answer as it streams in. The same
+// text arrives again, whole, in the AssistantMessage that follows.
+type TextDelta struct {
+	Turn int
+	Text string
+}
+
+// AssistantMessage is the model's message of one turn, already appended to
+// the session, with the usage of the planner call that produced it.
+type AssistantMessage struct {
+	Turn    int
+	Message Message
+	Usage   Usage
+	Finish  FinishReason
+}
+
+// ToolCall announces that a tool_use is about to be handled: looked up,
+// decoded, checked and executed. Its result follows as a ToolResult.
+type ToolCall struct {
+	Turn    int
+	ToolUse Block
+	// ReadOnly is the tool's flag, false for an unknown tool.
+	ReadOnly bool
+}
+
+// PermissionDecision reports the permission checker's decision on a call,
+// whoever made it (policy, user, memory of an earlier answer).
+type PermissionDecision struct {
+	Turn      int
+	ToolUseID string
+	Tool      string
+	Decision  Decision
+}
+
+// ToolResult is the result of one tool_use, already appended to the
+// session. Message is what the model sees.
+type ToolResult struct {
+	Turn    int
+	Tool    string
+	Message Message
+	// Err is the failure behind an is_error result: a [*ToolError] wrapping
+	// the tool's error, a [*PanicError] with the stack, an input or
+	// permission failure, or the context's error. Nil on success.
+	Err error
+	// Duration is the time Execute took (0 if the tool did not run).
+	Duration time.Duration
+}
+
+// StopReason says why a run ended.
+type StopReason string
+
+// Reasons a run ends, in [Done.Reason].
+const (
+	// StopComplete: the model answered without calling a tool.
+	StopComplete StopReason = "complete"
+	// StopMaxTurns: the run reached Agent.MaxTurns.
+	StopMaxTurns StopReason = "max_turns"
+	// StopCancelled: the context was cancelled or the caller stopped
+	// ranging over the events.
+	StopCancelled StopReason = "cancelled"
+	// StopError: the planner or the store failed; the error follows.
+	StopError StopReason = "error"
+)
+
+// Done is the last event of every run. When Reason is StopCancelled or
+// StopError (and the caller is still ranging), the iterator yields the
+// error right after it, once, as its last value.
+type Done struct {
+	Reason StopReason
+	// FinalText is the model's final answer when Reason is StopComplete, or
+	// a sentence saying why the run stopped otherwise.
+	FinalText string
+	// Usage is the total of every planner call of the run.
+	Usage Usage
+	// Turns is the number of planner calls made.
+	Turns int
+}
+
+// Err returns nil for a complete run and an error that says why it ended
+// otherwise (errors.Is works with [ErrMaxTurns]).
+func (d Done) Err() error {
+	switch d.Reason {
+	case StopComplete:
+		return nil
+	case StopMaxTurns:
+		return ErrMaxTurns
+	}
+	return &stopError{d}
+}
+
+type stopError struct{ d Done }
+
+func (e *stopError) Error() string { return "agentrt: run stopped (" + string(e.d.Reason) + "): " + e.d.FinalText }
+
+func (TextDelta) isEvent()          {}
+func (AssistantMessage) isEvent()   {}
+func (ToolCall) isEvent()           {}
+func (PermissionDecision) isEvent() {}
+func (ToolResult) isEvent()         {}
+func (Done) isEvent()               {}
+
+// permissionRecord is the JSON body of a RecordPermission record.
+type permissionRecord struct {
+	ToolUseID string `json:"tool_use_id"`
+	Tool      string `json:"tool"`
+	Allow     bool   `json:"allow"`
+	Reason    string `json:"reason,omitempty"`
+	Source    string `json:"source,omitempty"`
+	// Input is the rewritten input, when the checker changed it.
+	Input json.RawMessage `json:"input,omitempty"`
+}

@@ -1,0 +1,202 @@
+package agentrt
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// PermissionRequest is what a [PermissionChecker] is asked about: one tool
+// call, after its input was decoded and validated.
+type PermissionRequest struct {
+	SessionID string
+	ToolUseID string
+	// Tool describes the tool; Tool.ReadOnly tells a write tool apart.
+	Tool ToolSpec
+	// Input is the decoded input: for a tool built by NewTool, a value of
+	// its input type, which the checker may type-assert.
+	Input any
+	// RawInput is the input as the model sent it.
+	RawInput json.RawMessage
+}
+
+// Decision is a permission checker's answer.
+type Decision struct {
+	// Allow lets the call run.
+	Allow bool
+	// Reason explains a denial; the model sees it in the is_error result.
+	Reason string
+	// Input, when non-nil on an allowed call, replaces the input: a value of
+	// the tool's decoded input type, or a json.RawMessage that is decoded
+	// and validated again.
+	Input any
+	// Source says who decided: "policy", "user", "remembered", "hook" or
+	// a name of the checker's choosing. It is reported in events and the
+	// session's audit records.
+	Source string
+}
+
+// Allow returns a decision that lets the call run.
+func Allow() Decision { return Decision{Allow: true, Source: "policy"} }
+
+// Deny returns a decision that refuses the call; the model sees reason.
+func Deny(reason string) Decision { return Decision{Reason: reason, Source: "policy"} }
+
+// AllowWithInput returns a decision that lets the call run on input instead
+// of what the model sent.
+func AllowWithInput(input any) Decision { return Decision{Allow: true, Input: input, Source: "policy"} }
+
+// PermissionChecker decides whether a tool call may run. It is called once
+// per tool call, after the input was decoded and validated, and never
+// concurrently within one run (calls of different runs may overlap, so a
+// checker shared by agents must be safe for concurrent use).
+//
+// An error from Check denies the call; the model sees the error's text.
+type PermissionChecker interface {
+	Check(ctx context.Context, req *PermissionRequest) (Decision, error)
+}
+
+// PermissionFunc adapts a function to a [PermissionChecker].
+type PermissionFunc func(ctx context.Context, req *PermissionRequest) (Decision, error)
+
+// Check calls f(ctx, req).
+func (f PermissionFunc) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
+	return f(ctx, req)
+}
+
+// AllowReadOnly returns the default policy: read-only tools run, write
+// tools are denied with a reason that tells the model (and the programmer
+// reading the session) how to allow them. An Agent without a Permission
+// uses it: safe by default.
+func AllowReadOnly() PermissionChecker { return allowReadOnly{} }
+
+type allowReadOnly struct{}
+
+func (allowReadOnly) Check(_ context.Context, req *PermissionRequest) (Decision, error) {
+	if req.Tool.ReadOnly {
+		return Decision{Allow: true, Source: "policy"}, nil
+	}
+	return Decision{
+		Reason: fmt.Sprintf("permission denied: %q is a write tool and this agent only allows read-only tools (the program must set a permission checker to allow it)", req.Tool.Name),
+		Source: "policy",
+	}, nil
+}
+
+// AllowAll returns a policy that lets every call run. Use it only where
+// every tool is trusted with every input the model may choose.
+func AllowAll() PermissionChecker { return allowAll{} }
+
+type allowAll struct{}
+
+func (allowAll) Check(context.Context, *PermissionRequest) (Decision, error) {
+	return Decision{Allow: true, Source: "policy"}, nil
+}
+
+// Answer is a user's reply to a permission question.
+type Answer int
+
+const (
+	// AnswerNo denies this call.
+	AnswerNo Answer = iota
+	// AnswerYes allows this call only.
+	AnswerYes
+	// AnswerAlways allows this call and every later call of the same tool
+	// in the same session, without asking again.
+	AnswerAlways
+)
+
+// AskFunc asks the user whether a write tool call may run.
+type AskFunc func(ctx context.Context, req *PermissionRequest) (Answer, error)
+
+// AskOnWrite returns a policy that allows read-only tools and asks about
+// each write tool call. An [AnswerAlways] is remembered per session and
+// tool, for the life of the returned checker; decisions it makes from memory
+// have Source "remembered", those the user made "user".
+//
+// The checker is safe for concurrent use by several agents and sessions.
+func AskOnWrite(ask AskFunc) PermissionChecker {
+	if ask == nil {
+		panic("agentrt: AskOnWrite: nil AskFunc")
+	}
+	return &askOnWrite{ask: ask, always: map[[2]string]bool{}}
+}
+
+type askOnWrite struct {
+	ask    AskFunc
+	mu     sync.Mutex
+	always map[[2]string]bool // {session, tool}
+}
+
+func (a *askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
+	if req.Tool.ReadOnly {
+		return Decision{Allow: true, Source: "policy"}, nil
+	}
+	key := [2]string{req.SessionID, req.Tool.Name}
+	a.mu.Lock()
+	remembered := a.always[key]
+	a.mu.Unlock()
+	if remembered {
+		return Decision{Allow: true, Source: "remembered"}, nil
+	}
+	ans, err := a.ask(ctx, req)
+	if err != nil {
+		return Decision{}, err
+	}
+	switch ans {
+	case AnswerAlways:
+		a.mu.Lock()
+		a.always[key] = true
+		a.mu.Unlock()
+		return Decision{Allow: true, Source: "user"}, nil
+	case AnswerYes:
+		return Decision{Allow: true, Source: "user"}, nil
+	default:
+		return Decision{Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name), Source: "user"}, nil
+	}
+}
+
+// TerminalAsker returns an [AskFunc] that prints the tool call to w and
+// reads the answer from r: y (yes, this call), n (no) or a (always, for this
+// tool in this session). Anything else asks again; end of input is no.
+// Calls are serialized, so concurrent questions do not interleave.
+//
+// Reading from r does not stop when ctx is cancelled; a program that needs
+// that reads its terminal in its own goroutine and feeds r through a pipe.
+func TerminalAsker(r io.Reader, w io.Writer) AskFunc {
+	br := bufio.NewReader(r)
+	var mu sync.Mutex
+	return func(ctx context.Context, req *PermissionRequest) (Answer, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		input := string(req.RawInput)
+		if d, ok := req.Input.(json.RawMessage); ok {
+			input = string(d)
+		} else if b, err := json.MarshalIndent(req.Input, "  ", "  "); err == nil && req.Input != nil {
+			input = string(b)
+		}
+		fmt.Fprintf(w, "\nThe agent wants to run the write tool %q with input:\n  %s\n", req.Tool.Name, input)
+		for {
+			if err := ctx.Err(); err != nil {
+				return AnswerNo, err
+			}
+			fmt.Fprint(w, "Allow? [y]es / [n]o / [a]lways for this tool: ")
+			line, err := br.ReadString('\n')
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "y", "yes":
+				return AnswerYes, nil
+			case "n", "no":
+				return AnswerNo, nil
+			case "a", "always":
+				return AnswerAlways, nil
+			}
+			if err != nil { // EOF or a broken terminal: the safe answer
+				fmt.Fprintln(w)
+				return AnswerNo, nil
+			}
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ModelRequest is what a [Planner] or [Provider] is asked: the
+// instructions, the session so far and the tools the model may call.
+//
+// The runtime builds one per turn without copying the history: Messages is
+// a view of the session that the callee must not modify, and must not keep
+// after the call returns unless it copies it (appending to it is safe: its
+// capacity equals its length). Tools is built once per Agent and shared.
+type ModelRequest struct {
+	// SessionID and Turn say where in which run this call is made
+	// (Turn counts from 1). They are for logging; a model does not see them.
+	SessionID string
+	Turn      int
+
+	// System is the system prompt: the Agent's Instructions.
+	System string
+	// Messages is the conversation so far, oldest first. It always starts
+	// with a user message and satisfies both invariants of the runtime.
+	Messages []Message
+	// Tools are the tools the model may call. Empty means the model must
+	// answer with text.
+	Tools []ToolSpec
+
+	// MaxTokens caps the length of the answer; 0 means the provider's default.
+	MaxTokens int
+	// ResponseSchema, when set, asks for a final answer that is a JSON value
+	// matching this JSON Schema (structured output). Providers with a native
+	// mechanism use it; others may ignore it.
+	ResponseSchema json.RawMessage
+
+	// OnText, when non-nil, receives the answer's text as it streams in.
+	// It must be called on the goroutine that called Plan or Generate,
+	// before that call returns. A provider that cannot stream may ignore it;
+	// the runtime then sees the text only in the final message.
+	OnText func(delta string)
+}
+
+// ModelResponse is the next assistant message and what it cost.
+type ModelResponse struct {
+	// Message is the assistant message. Its Role is set to RoleAssistant by
+	// the runtime if empty.
+	Message Message
+	// Usage is the token count of this call.
+	Usage Usage
+	// Finish says why the model stopped.
+	Finish FinishReason
+	// Model is the model that answered, as the provider reported it.
+	Model string
+}
+
+// FinishReason says why a model stopped generating.
+type FinishReason string
+
+// Finish reasons, mapped from each vendor's own.
+const (
+	FinishStop          FinishReason = "stop"           // a natural end of the answer
+	FinishToolUse       FinishReason = "tool_use"       // the answer ends with tool calls
+	FinishLength        FinishReason = "length"         // the token limit cut the answer
+	FinishContentFilter FinishReason = "content_filter" // the vendor's filter stopped it, or the model refused
+	FinishOther         FinishReason = "other"          // anything else
+)
+
+// Usage counts the tokens of one or more model calls.
+type Usage struct {
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + v.InputTokens,
+		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
+}
+
+// Total returns input plus output tokens.
+func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
+
+// Planner decides the next step of a run: given the instructions, the
+// session and the tools, it returns the next assistant message.
+//
+// Plan is called once per turn, never concurrently for one run; a Planner
+// shared by several agents or sessions must be safe for concurrent use.
+// An error returned by Plan ends the run (after the runtime has left the
+// session valid) and is returned to the caller of Run, wrapped.
+//
+// Most programs get their Planner from [ModelPlanner]; tests use the
+// scripted planner of package agenttest.
+type Planner interface {
+	Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
+}
+
+// PlannerFunc adapts a function to a [Planner].
+type PlannerFunc func(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
+
+// Plan calls f(ctx, req).
+func (f PlannerFunc) Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error) {
+	return f(ctx, req)
+}
+
+// Provider is one call to a model API. Adapters for OpenAI (and compatible
+// servers), Anthropic and Gemini live in the provider/ packages; a page of
+// code adapts an in-house model server.
+//
+// Generate sends the request and returns the assistant message with its
+// native tool calls as tool_use blocks. If req.OnText is set and the API can
+// stream, Generate streams and calls OnText with each text delta. A
+// truncated or malformed stream is an error, never a partial success.
+// Errors from the API should be returned as [*ProviderError] with its Kind
+// set, so that callers can use errors.Is with [ErrRateLimited],
+// [ErrContextLength] and the other kinds.
+//
+// A Provider must be safe for concurrent use.
+//
+// Optional abilities are discovered by type assertion, as in
+// database/sql/driver: see [Describer].
+type Provider interface {
+	Generate(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
+}
+
+// ProviderFunc adapts a function to a [Provider].
+type ProviderFunc func(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
+
+// Generate calls f(ctx, req).
+func (f ProviderFunc) Generate(ctx context.Context, req *ModelRequest) (*ModelResponse, error) {
+	return f(ctx, req)
+}
+
+// ProviderInfo names a provider and its model, for logs and traces.
+type ProviderInfo struct {
+	// Name is the vendor: "openai", "anthropic", "gemini" or another.
+	Name string
+	// Model is the model requested, such as "gpt-4.1-mini".
+	Model string
+}
+
+// Describer is implemented by a [Provider] (or [Planner]) that can say
+// which vendor and model it calls. Logging and tracing use it when present.
+type Describer interface {
+	Describe() ProviderInfo
+}
+
+// ModelPlanner returns the Planner that asks a Provider for each step: the
+// model's native tool calls become tool_use blocks. It is the Planner of
+// almost every agent.
+func ModelPlanner(p Provider) Planner {
+	if p == nil {
+		panic("agentrt: ModelPlanner: nil Provider")
+	}
+	return &modelPlanner{p: p}
+}
+
+type modelPlanner struct{ p Provider }
+
+func (m *modelPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error) {
+	return m.p.Generate(ctx, req)
+}
+
+// Describe reports the wrapped provider's info, if it has any.
+func (m *modelPlanner) Describe() ProviderInfo {
+	if d, ok := m.p.(Describer); ok {
+		return d.Describe()
+	}
+	return ProviderInfo{}
+}

@@ -1,0 +1,275 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// SessionStore keeps sessions: the ordered messages of each conversation.
+//
+// The runtime appends every message as it is produced (the assistant
+// message carrying tool_uses before any of its tools runs, then each result
+// as it completes) and loads a session once at the start of a run. That is
+// all a store must do, so one on Postgres, Redis or S3 takes an afternoon;
+// agenttest.TestStore checks an implementation against this contract:
+//
+//   - Append adds one message at the end of the session, creating the
+//     session if needed. It returns only once the message would be seen by
+//     a later Load. It returns [ErrInvalidSessionID] (wrapped) for an id the
+//     store cannot hold.
+//   - Load returns the session's messages in append order, or an empty
+//     slice and no error for a session that does not exist. The caller must
+//     not modify the returned messages; the store must not modify them
+//     later either (it may return its own backing array, capped).
+//   - List returns every session's summary, most recently updated first.
+//   - Delete removes a session; deleting a missing session is not an error.
+//
+// All methods must be safe for concurrent use. Two runs on one session are
+// kept apart by the runtime through [Locker] when the store implements it.
+//
+// Optional abilities, found by type assertion: [Locker], [RecordAppender],
+// [Syncer].
+type SessionStore interface {
+	Append(ctx context.Context, sessionID string, msg Message) error
+	Load(ctx context.Context, sessionID string) ([]Message, error)
+	List(ctx context.Context) ([]SessionInfo, error)
+	Delete(ctx context.Context, sessionID string) error
+}
+
+// SessionInfo summarizes a stored session.
+type SessionInfo struct {
+	ID       string
+	Created  time.Time
+	Updated  time.Time
+	Messages int
+	// Title is the first user message, shortened.
+	Title string
+}
+
+// Locker is implemented by stores that can keep two runs off one session.
+// Lock returns [ErrSessionBusy] (wrapped) at once if the session is held;
+// it does not wait. The runtime holds the lock for the whole run.
+type Locker interface {
+	Lock(ctx context.Context, sessionID string) (unlock func(), err error)
+}
+
+// Record is a session entry that is not a message: a permission decision,
+// usage, a compaction summary. Kind names it; Data is its JSON body.
+// A record whose Kind a reader does not know is kept and ignored.
+type Record struct {
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Record kinds written by the runtime.
+const (
+	// RecordPermission is a permission decision: {"tool_use_id", "tool",
+	// "allow", "reason", "source"}.
+	RecordPermission = "permission"
+	// RecordUsage is the usage of one planner call: {"turn", "usage"}.
+	RecordUsage = "usage"
+)
+
+// RecordAppender is implemented by stores that keep records other than
+// messages. The runtime writes a permission record for every decision.
+type RecordAppender interface {
+	AppendRecord(ctx context.Context, sessionID string, rec Record) error
+}
+
+// Syncer is implemented by stores that buffer writes. The runtime calls
+// Sync at the end of every turn.
+type Syncer interface {
+	Sync(ctx context.Context, sessionID string) error
+}
+
+// MaxSessionIDLen is the longest session id accepted by [ValidateSessionID].
+const MaxSessionIDLen = 128
+
+// ValidateSessionID reports whether id is safe as a session id, and in
+// particular as a file name: 1 to 128 bytes of valid UTF-8, no path
+// separator, no NUL or other control character, not "." or "..", and not
+// starting with a dot. The stores of this module use it; custom stores may.
+func ValidateSessionID(id string) error {
+	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrInvalidSessionID, id, why) }
+	switch {
+	case id == "":
+		return bad("empty")
+	case len(id) > MaxSessionIDLen:
+		return bad(fmt.Sprintf("longer than %d bytes", MaxSessionIDLen))
+	case !utf8.ValidString(id):
+		return bad("not valid UTF-8")
+	case strings.HasPrefix(id, "."):
+		return bad(`starts with "."`)
+	case strings.ContainsAny(id, `/\:`):
+		return bad("contains a path separator")
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return bad("contains a control character")
+		}
+	}
+	return nil
+}
+
+// MemoryStore is a [SessionStore] in memory: the default store of an Agent
+// and the store of tests. It implements [Locker] and [RecordAppender].
+// The zero value is ready to use; a MemoryStore must not be copied after
+// first use. It is safe for concurrent use.
+type MemoryStore struct {
+	mu       sync.Mutex
+	sessions map[string]*memSession
+	locks    map[string]bool
+}
+
+type memSession struct {
+	msgs    []Message
+	records []Record
+	created time.Time
+	updated time.Time
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+func (s *MemoryStore) session(id string, create bool) *memSession {
+	if s.sessions == nil {
+		if !create {
+			return nil
+		}
+		s.sessions = map[string]*memSession{}
+	}
+	ss := s.sessions[id]
+	if ss == nil && create {
+		now := time.Now()
+		ss = &memSession{created: now, updated: now}
+		s.sessions[id] = ss
+	}
+	return ss
+}
+
+// Append adds msg at the end of the session.
+func (s *MemoryStore) Append(_ context.Context, sessionID string, msg Message) error {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.session(sessionID, true)
+	ss.msgs = append(ss.msgs, msg)
+	ss.updated = time.Now()
+	return nil
+}
+
+// Load returns the session's messages. The slice shares memory with the
+// store (capped, so appending to it copies); do not modify its messages.
+func (s *MemoryStore) Load(_ context.Context, sessionID string) ([]Message, error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.session(sessionID, false)
+	if ss == nil {
+		return []Message{}, nil
+	}
+	return ss.msgs[:len(ss.msgs):len(ss.msgs)], nil
+}
+
+// List returns a summary of every session, most recently updated first.
+func (s *MemoryStore) List(context.Context) ([]SessionInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	infos := make([]SessionInfo, 0, len(s.sessions))
+	for id, ss := range s.sessions {
+		infos = append(infos, SessionInfo{
+			ID: id, Created: ss.created, Updated: ss.updated,
+			Messages: len(ss.msgs), Title: Title(ss.msgs),
+		})
+	}
+	slices.SortFunc(infos, func(a, b SessionInfo) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return infos, nil
+}
+
+// Delete removes the session.
+func (s *MemoryStore) Delete(_ context.Context, sessionID string) error {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, sessionID)
+	return nil
+}
+
+// Lock marks the session as held by a run; see [Locker].
+func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.locks[sessionID] {
+		return nil, fmt.Errorf("%w: %q", ErrSessionBusy, sessionID)
+	}
+	if s.locks == nil {
+		s.locks = map[string]bool{}
+	}
+	s.locks[sessionID] = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			delete(s.locks, sessionID)
+			s.mu.Unlock()
+		})
+	}, nil
+}
+
+// AppendRecord keeps a non-message record; see [RecordAppender].
+func (s *MemoryStore) AppendRecord(_ context.Context, sessionID string, rec Record) error {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.session(sessionID, true)
+	ss.records = append(ss.records, rec)
+	return nil
+}
+
+// Records returns the session's non-message records, in order.
+func (s *MemoryStore) Records(sessionID string) []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss := s.session(sessionID, false); ss != nil {
+		return slices.Clone(ss.records)
+	}
+	return nil
+}
+
+// Title returns a session's title: its first user message on one line,
+// shortened to 60 characters.
+func Title(msgs []Message) string {
+	for _, m := range msgs {
+		if m.Role == RoleUser {
+			t := strings.Join(strings.Fields(m.Content), " ")
+			if utf8.RuneCountInString(t) > 60 {
+				r := []rune(t)
+				t = string(r[:59]) + "…"
+			}
+			return t
+		}
+	}
+	return ""
+}

@@ -1,0 +1,264 @@
+package agentrt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"time"
+)
+
+// ToolSpec describes a tool to the model and to the runtime.
+//
+// A provider adapter turns Name, Description and InputSchema into its API's
+// tool declaration; the runtime uses ReadOnly and Timeout.
+type ToolSpec struct {
+	// Name is what the model calls the tool by; it matches
+	// ^[a-zA-Z0-9_-]{1,64}$.
+	Name string `json:"name"`
+	// Description tells the model what the tool does and when to use it.
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema of the tool's input: an object schema
+	// with no top-level $ref. It is the canonical form; each provider adapts
+	// it to what its API accepts.
+	InputSchema json.RawMessage `json:"input_schema"`
+	// ReadOnly marks a tool without side effects. Read-only tools may run
+	// concurrently and are allowed by the default permission policy; all
+	// others are write tools.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Timeout bounds one call of the tool; 0 means the Agent's ToolTimeout.
+	Timeout time.Duration `json:"-"`
+}
+
+// Tool is a capability the model can call.
+//
+// The runtime calls Spec once per Agent (the result must not change), then
+// for every tool_use: Decode the model's input, ask the permission checker
+// with the decoded value, and Execute it. Decode errors and Execute errors
+// become is_error tool results that the model sees; neither ends the run.
+//
+// Most tools are built with [NewTool] from a typed Go function; [NewRawTool]
+// takes a hand-written schema. Implement Tool directly for anything else
+// (an MCP server's tool, an agent used as a tool).
+//
+// Decode and Execute must be safe for concurrent use: read-only tools run in
+// parallel.
+type Tool interface {
+	// Spec describes the tool.
+	Spec() ToolSpec
+	// Decode parses and validates the model's input. Its error text is
+	// shown to the model, so it should name the JSON field at fault and
+	// what was expected.
+	Decode(input json.RawMessage) (any, error)
+	// Execute runs the tool on a value returned by Decode (or a value of
+	// the same type from a permission checker that rewrote the input). The
+	// returned text is the tool result the model sees; an error becomes an
+	// is_error result with the error's text. Execute must return promptly
+	// once ctx is done: the runtime waits for it.
+	Execute(ctx context.Context, input any) (string, error)
+}
+
+// ToolOption configures a tool built by [NewTool] or [NewRawTool].
+type ToolOption func(*toolOptions)
+
+type toolOptions struct {
+	readOnly bool
+	timeout  time.Duration
+	schema   json.RawMessage
+}
+
+// ReadOnly marks the tool as free of side effects: it may run concurrently
+// with other read-only tools and is allowed by the default permission
+// policy. Without it a tool is a write tool.
+func ReadOnly() ToolOption { return func(o *toolOptions) { o.readOnly = true } }
+
+// WithTimeout bounds each call of the tool. When it expires the tool's
+// context is cancelled and the model gets an is_error result saying so.
+func WithTimeout(d time.Duration) ToolOption { return func(o *toolOptions) { o.timeout = d } }
+
+// WithSchema replaces the schema that [NewTool] reflects from its input type
+// with a hand-written one. The input is still decoded into the Go type and
+// validated by its tags.
+func WithSchema(schema json.RawMessage) ToolOption {
+	return func(o *toolOptions) { o.schema = schema }
+}
+
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// NewTool returns a Tool that calls fn with its input decoded into In.
+//
+// The input's JSON Schema is reflected once, here, from In (a struct, or a
+// pointer to one) with github.com/invopop/jsonschema: property names from
+// `json` tags, descriptions and enums from `jsonschema` tags, fields without
+// omitempty required, additional properties refused. Each call's input is
+// decoded strictly, with the leniency models need: a number or boolean sent
+// as a string is coerced when the schema asks for one, and an input object
+// sent as a JSON-encoded string is unwrapped. It is then validated with
+// go-playground/validator (`validate` tags); error texts name JSON fields.
+//
+// The result of fn is given to the model as is if Out is a string, and as
+// JSON otherwise. An error from fn becomes an is_error result carrying its
+// text.
+//
+// NewTool panics on a programmer error: an invalid name (it must match
+// ^[a-zA-Z0-9_-]{1,64}$), a nil fn, or an In that is not a struct.
+func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...ToolOption) Tool {
+	if !toolNameRE.MatchString(name) {
+		panic(fmt.Sprintf("agentrt: NewTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
+	}
+	if fn == nil {
+		panic(fmt.Sprintf("agentrt: NewTool %q: nil function", name))
+	}
+	var o toolOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	inType := reflect.TypeFor[In]()
+	st := inType
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("agentrt: NewTool %q: input type %v is not a struct", name, inType))
+	}
+	schema := o.schema
+	if schema == nil {
+		var err error
+		schema, err = reflectSchema(st)
+		if err != nil {
+			panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
+		}
+	}
+	node, err := parseSchema(schema)
+	if err != nil {
+		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
+	}
+	t := &typedTool[In, Out]{
+		spec: ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
+		fn:   fn,
+		node: node,
+	}
+	t.validator = newStructValidator(st)
+	_, t.outIsString = any(*new(Out)).(string)
+	return t
+}
+
+type typedTool[In, Out any] struct {
+	spec        ToolSpec
+	fn          func(context.Context, In) (Out, error)
+	node        *schemaNode
+	validator   *structValidator // nil when In has no validate tags
+	outIsString bool
+}
+
+func (t *typedTool[In, Out]) Spec() ToolSpec { return t.spec }
+
+func (t *typedTool[In, Out]) Decode(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		raw = emptyObject
+	}
+	var in In
+	if err := decodeStrict(raw, &in); err != nil {
+		// Slow path: repair what models are known to get wrong, then
+		// decode again; report what is still wrong by JSON field name.
+		fixed, ferr := t.node.normalize(raw, false)
+		if ferr != nil {
+			return nil, ferr
+		}
+		in = *new(In)
+		if err := decodeStrict(fixed, &in); err != nil {
+			return nil, describeDecodeError(err)
+		}
+	}
+	if t.validator != nil {
+		if err := t.validator.validate(in); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (t *typedTool[In, Out]) Execute(ctx context.Context, input any) (string, error) {
+	in, ok := input.(In)
+	if !ok {
+		return "", fmt.Errorf("internal error: input of type %T, want %v", input, reflect.TypeFor[In]())
+	}
+	out, err := t.fn(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	if t.outIsString {
+		return any(out).(string), nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("cannot encode result: %w", err)
+	}
+	return string(b), nil
+}
+
+// NewRawTool returns a Tool with a hand-written JSON Schema whose function
+// receives the input as raw JSON (always an object). The input is checked
+// against the schema's top level (an object, required properties present,
+// no unknown properties when additionalProperties is false) and coerced like
+// NewTool's; deeper validation is fn's job.
+//
+// NewRawTool panics on an invalid name, a nil fn, or a schema that is not a
+// JSON object schema.
+func NewRawTool(name, description string, schema json.RawMessage, fn func(context.Context, json.RawMessage) (string, error), opts ...ToolOption) Tool {
+	if !toolNameRE.MatchString(name) {
+		panic(fmt.Sprintf("agentrt: NewRawTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
+	}
+	if fn == nil {
+		panic(fmt.Sprintf("agentrt: NewRawTool %q: nil function", name))
+	}
+	var o toolOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.schema != nil {
+		schema = o.schema
+	}
+	node, err := parseSchema(schema)
+	if err != nil {
+		panic(fmt.Sprintf("agentrt: NewRawTool %q: %v", name, err))
+	}
+	return &rawTool{
+		spec: ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
+		fn:   fn,
+		node: node,
+	}
+}
+
+type rawTool struct {
+	spec ToolSpec
+	fn   func(context.Context, json.RawMessage) (string, error)
+	node *schemaNode
+}
+
+func (t *rawTool) Spec() ToolSpec { return t.spec }
+
+func (t *rawTool) Decode(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		raw = emptyObject
+	}
+	fixed, err := t.node.normalize(raw, true)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(fixed), nil
+}
+
+func (t *rawTool) Execute(ctx context.Context, input any) (string, error) {
+	raw, ok := input.(json.RawMessage)
+	if !ok {
+		return "", fmt.Errorf("internal error: input of type %T, want json.RawMessage", input)
+	}
+	return t.fn(ctx, raw)
+}
+
+var emptyObject = json.RawMessage(`{}`)
