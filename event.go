@@ -115,7 +115,9 @@ func (d Done) Err() error {
 
 type stopError struct{ d Done }
 
-func (e *stopError) Error() string { return "agentrt: run stopped (" + string(e.d.Reason) + "): " + e.d.FinalText }
+func (e *stopError) Error() string {
+	return "agentrt: run stopped (" + string(e.d.Reason) + "): " + e.d.FinalText
+}
 
 func (TextDelta) isEvent()          {}
 func (AssistantMessage) isEvent()   {}
