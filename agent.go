@@ -1,0 +1,749 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Runtime runs an agent on a session. [*Agent] is the in-process runtime;
+// other runtimes (a durable one on a workflow engine, say) implement the
+// same method with the same guarantees.
+type Runtime interface {
+	// Run appends input to the session and drives the loop until the model
+	// answers without calling a tool, a limit is reached, ctx is cancelled
+	// or a fatal error occurs. See [Agent.Run] for the contract.
+	Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error]
+}
+
+var _ Runtime = (*Agent)(nil)
+
+// DefaultMaxTurns is the turn limit of an Agent whose MaxTurns is 0.
+const DefaultMaxTurns = 20
+
+// DefaultMaxParallelTools bounds the read-only tools run at once when
+// Agent.MaxParallelTools is 0.
+const DefaultMaxParallelTools = 4
+
+// Agent is an agent definition: instructions, tools, the planner that picks
+// the next step, the permission checker that guards tool calls, the store
+// that keeps sessions, and limits. Its zero value is not usable: Planner is
+// required.
+//
+// Fill the fields, then call Run as often as needed, concurrently for
+// different sessions: an Agent is safe for concurrent use. Do not modify its
+// fields after the first Run: the tool index and the tool specs sent to the
+// model are built once, at the first Run, and reused.
+type Agent struct {
+	// Name identifies the agent in events, logs and traces. Optional.
+	Name string
+	// Instructions is the system prompt.
+	Instructions string
+	// Tools are the tools the model may call. Names must be unique.
+	Tools []Tool
+	// Planner chooses each next step; usually ModelPlanner(provider).
+	Planner Planner
+	// Permission decides whether each tool call may run. Nil means
+	// AllowReadOnly(): read-only tools run, write tools are denied.
+	Permission PermissionChecker
+	// Store keeps the sessions. Nil means an in-memory store owned by this
+	// Agent (sessions live as long as the Agent value).
+	Store SessionStore
+	// MaxTurns caps the planner calls of one Run; 0 means DefaultMaxTurns.
+	MaxTurns int
+	// MaxParallelTools bounds how many read-only tools of one assistant
+	// message run at once; 0 means DefaultMaxParallelTools, 1 runs them one
+	// at a time.
+	MaxParallelTools int
+	// ToolTimeout bounds each tool call whose tool has no timeout of its
+	// own; 0 means no limit.
+	ToolTimeout time.Duration
+
+	once sync.Once
+	prep *prepared
+}
+
+// prepared is what Run derives from the Agent once.
+type prepared struct {
+	err        error
+	tools      map[string]Tool
+	specs      []ToolSpec
+	names      string // "a", "b" for the unknown-tool message
+	store      SessionStore
+	permission PermissionChecker
+	maxTurns   int
+	maxPar     int
+}
+
+func (a *Agent) prepare() *prepared {
+	a.once.Do(func() {
+		p := &prepared{
+			tools:      make(map[string]Tool, len(a.Tools)),
+			specs:      make([]ToolSpec, 0, len(a.Tools)),
+			store:      a.Store,
+			permission: a.Permission,
+			maxTurns:   a.MaxTurns,
+			maxPar:     a.MaxParallelTools,
+		}
+		a.prep = p
+		names := make([]string, 0, len(a.Tools))
+		for i, t := range a.Tools {
+			if t == nil {
+				p.err = fmt.Errorf("agentrt: Agent.Tools[%d] is nil", i)
+				return
+			}
+			s := t.Spec()
+			if _, dup := p.tools[s.Name]; dup {
+				p.err = fmt.Errorf("agentrt: two tools are named %q", s.Name)
+				return
+			}
+			p.tools[s.Name] = t
+			p.specs = append(p.specs, s)
+			names = append(names, strconv.Quote(s.Name))
+		}
+		slices.Sort(names)
+		p.names = strings.Join(names, ", ")
+		if p.store == nil {
+			p.store = NewMemoryStore()
+		}
+		if p.permission == nil {
+			p.permission = AllowReadOnly()
+		}
+		if p.maxTurns <= 0 {
+			p.maxTurns = DefaultMaxTurns
+		}
+		if p.maxPar <= 0 {
+			p.maxPar = DefaultMaxParallelTools
+		}
+	})
+	return a.prep
+}
+
+// Run appends input as a user message to the session and runs the loop:
+// ask the planner for the next assistant message, run the tools it calls,
+// append their results, and again, until the model answers without calling
+// a tool. Each step is yielded as an [Event]; the last event is always
+// [Done], whose Reason says why the run ended.
+//
+// Nothing happens until the returned iterator is ranged over. Sessions are
+// loaded from the Agent's Store: Run on an existing session continues it
+// (an empty input then adds no user message). If the stored session ends
+// with tool_uses that have no result (a process died mid-tool), each first
+// gets an is_error "interrupted" result; no tool is run again by itself.
+//
+// Errors. A tool that fails in any way (unknown name, invalid input,
+// permission denied, error, panic, timeout, cancellation) never ends the
+// run: the model gets an is_error result and tries again. What ends the run
+// with an error is what only the programmer can act on: a planner error, a
+// store error, a cancelled ctx, a busy session ([ErrSessionBusy]), an
+// invalid Agent. The error is yielded once, with a nil event, as the last
+// value, right after the Done event when the run had started; errors.Is
+// works with ctx.Err() for cancellation. Reaching MaxTurns is not an error:
+// Done.Reason is StopMaxTurns and Done.Err() returns [ErrMaxTurns].
+//
+// Guarantees. At every yield and after every stop, each tool_use in an
+// assistant message has exactly one result, appended right after that
+// message, before the next planner call. Breaking out of the range loop
+// cancels the run: tools that are running see their context cancelled and
+// Run waits for them, so no goroutine outlives the loop; every tool_use
+// already in the session still gets its (error) result in the store.
+func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		p := a.prepare()
+		if p.err != nil {
+			yield(nil, p.err)
+			return
+		}
+		if a.Planner == nil {
+			yield(nil, ErrNoPlanner)
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		r := &run{
+			agent:     a,
+			p:         p,
+			ctx:       ctx,
+			cancel:    cancel,
+			storeCtx:  context.WithoutCancel(ctx),
+			sessionID: sessionID,
+			yield:     yield,
+		}
+		r.main(input)
+	}
+}
+
+// run is the state of one Run.
+type run struct {
+	agent     *Agent
+	p         *prepared
+	ctx       context.Context
+	cancel    context.CancelFunc
+	storeCtx  context.Context // store writes outlive cancellation
+	sessionID string
+	yield     func(Event, error) bool
+	stopped   bool // the consumer broke out of the loop
+
+	history []Message
+	turn    int // the current turn, from 1
+	turns   int // planner calls that returned a message
+	usage   Usage
+	req     ModelRequest
+	preq    PermissionRequest
+	calls   []call
+	onText  func(string)
+}
+
+// emit yields an event unless the consumer has stopped.
+func (r *run) emit(ev Event) bool {
+	if r.stopped {
+		return false
+	}
+	if !r.yield(ev, nil) {
+		r.stopped = true
+		r.cancel()
+		return false
+	}
+	return true
+}
+
+// finish emits Done and, for a failed run, the error.
+func (r *run) finish(reason StopReason, text string, err error) {
+	if r.stopped {
+		return
+	}
+	if !r.yield(Done{Reason: reason, FinalText: text, Usage: r.usage, Turns: r.turns}, nil) {
+		r.stopped = true
+		return
+	}
+	if err != nil {
+		r.yield(nil, err)
+	}
+}
+
+func (r *run) main(input string) {
+	store := r.p.store
+	if l, ok := store.(Locker); ok {
+		unlock, err := l.Lock(r.ctx, r.sessionID)
+		if err != nil {
+			r.yield(nil, fmt.Errorf("agentrt: lock session: %w", err))
+			return
+		}
+		defer unlock()
+	}
+	hist, err := store.Load(r.ctx, r.sessionID)
+	if err != nil {
+		r.yield(nil, fmt.Errorf("agentrt: load session %q: %w", r.sessionID, err))
+		return
+	}
+	r.history = hist
+	if err := r.repair(); err != nil {
+		r.yield(nil, err)
+		return
+	}
+	if input != "" {
+		if err := r.append(NewUserMessage(input)); err != nil {
+			r.yield(nil, err)
+			return
+		}
+	} else if len(r.history) == 0 {
+		r.yield(nil, ErrEmptyInput)
+		return
+	}
+	r.onText = func(delta string) { r.emit(TextDelta{Turn: r.turn, Text: delta}) }
+
+	for r.turn = 1; r.turn <= r.p.maxTurns; r.turn++ {
+		if r.ctx.Err() != nil {
+			r.stopCancelled()
+			return
+		}
+		msg, ok := r.plan()
+		if !ok {
+			return
+		}
+		if !msg.HasToolUse() {
+			r.sync()
+			r.finish(StopComplete, msg.Text(), nil)
+			return
+		}
+		if !r.runTools(msg) {
+			return
+		}
+		if r.ctx.Err() != nil {
+			r.stopCancelled()
+			return
+		}
+	}
+	r.finish(StopMaxTurns, fmt.Sprintf("The run stopped after %d turns without a final answer (max_turns).", r.p.maxTurns), nil)
+}
+
+func (r *run) stopCancelled() {
+	r.sync()
+	err := context.Cause(r.ctx)
+	if err == nil {
+		err = context.Canceled
+	}
+	r.finish(StopCancelled, "The run was cancelled.", fmt.Errorf("agentrt: run cancelled: %w", err))
+}
+
+// append adds a message to the store and the history.
+func (r *run) append(m Message) error {
+	if err := r.p.store.Append(r.storeCtx, r.sessionID, m); err != nil {
+		return fmt.Errorf("agentrt: append to session %q: %w", r.sessionID, err)
+	}
+	r.history = append(r.history, m)
+	return nil
+}
+
+func (r *run) record(kind string, v any) error {
+	ra, ok := r.p.store.(RecordAppender)
+	if !ok {
+		return nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := ra.AppendRecord(r.storeCtx, r.sessionID, Record{Kind: kind, Data: data}); err != nil {
+		return fmt.Errorf("agentrt: append record to session %q: %w", r.sessionID, err)
+	}
+	return nil
+}
+
+func (r *run) sync() error {
+	if s, ok := r.p.store.(Syncer); ok {
+		if err := s.Sync(r.storeCtx, r.sessionID); err != nil {
+			return fmt.Errorf("agentrt: sync session %q: %w", r.sessionID, err)
+		}
+	}
+	return nil
+}
+
+// repair gives an "interrupted" result to every tool_use of the last
+// assistant message that has none, so that a session left by a crash
+// satisfies the invariants before the planner sees it.
+func (r *run) repair() error {
+	last := -1
+	for i := len(r.history) - 1; i >= 0; i-- {
+		if r.history[i].Role == RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 || !r.history[last].HasToolUse() {
+		return nil
+	}
+	answered := r.history[last+1:]
+	for _, b := range r.history[last].Blocks {
+		if b.Type != BlockToolUse || slices.ContainsFunc(answered, func(m Message) bool {
+			return m.Role == RoleTool && m.ToolUseID == b.ID
+		}) {
+			continue
+		}
+		msg := NewToolResult(b.ID, interruptedText, true)
+		if err := r.append(msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const interruptedText = "interrupted: the previous run stopped before this tool finished; it may or may not have taken effect"
+
+// plan asks the planner for the next assistant message, sanitizes it and
+// appends it. ok is false when the run has ended.
+func (r *run) plan() (msg Message, ok bool) {
+	n := len(r.history)
+	r.req = ModelRequest{
+		SessionID: r.sessionID,
+		Turn:      r.turn,
+		System:    r.agent.Instructions,
+		Messages:  r.history[:n:n],
+		Tools:     r.p.specs,
+		OnText:    r.onText,
+	}
+	resp, err := r.agent.Planner.Plan(r.ctx, &r.req)
+	if err == nil && resp == nil {
+		err = errors.New("planner returned no response")
+	}
+	if err != nil {
+		if r.ctx.Err() != nil {
+			r.stopCancelled()
+			return Message{}, false
+		}
+		r.finish(StopError, "The run stopped: the planner failed.", fmt.Errorf("agentrt: planner (turn %d): %w", r.turn, err))
+		return Message{}, false
+	}
+	if r.stopped { // the consumer broke out during streaming
+		return Message{}, false
+	}
+	r.turns++
+	msg = sanitize(resp.Message, r.turn)
+	r.usage = r.usage.Add(resp.Usage)
+	if err := r.append(msg); err != nil {
+		r.finish(StopError, "The run stopped: the session store failed.", err)
+		return Message{}, false
+	}
+	if resp.Usage != (Usage{}) {
+		if err := r.record(RecordUsage, usageRecord{Turn: r.turn, Usage: resp.Usage}); err != nil {
+			r.fail(msg, err)
+			return Message{}, false
+		}
+	}
+	if msg.HasToolUse() {
+		// Write-ahead: the calls are durable before any of them runs.
+		if err := r.sync(); err != nil {
+			r.fail(msg, err)
+			return Message{}, false
+		}
+	}
+	if !r.emit(AssistantMessage{Turn: r.turn, Message: msg, Usage: resp.Usage, Finish: resp.Finish}) {
+		r.abandon(msg, 0)
+		r.stopCancelled()
+		return Message{}, false
+	}
+	return msg, true
+}
+
+type usageRecord struct {
+	Turn  int   `json:"turn"`
+	Usage Usage `json:"usage"`
+}
+
+// fail ends the run on a store error after msg was appended: its tool_uses
+// still get results (best effort), then Done and the error.
+func (r *run) fail(msg Message, err error) {
+	r.abandon(msg, 0)
+	r.finish(StopError, "The run stopped: the session store failed.", err)
+}
+
+// sanitize makes a planner's message a well-formed assistant message:
+// role set, stray text moved into a block, and every tool_use with a
+// non-empty id unique within the message and an input that is valid JSON.
+// Blocks are copied before any change: the planner's slice is not modified.
+func sanitize(m Message, turn int) Message {
+	m.Role = RoleAssistant
+	m.ToolUseID, m.IsError = "", false
+	if m.Content != "" {
+		m.Blocks = append([]Block{TextBlock(m.Content)}, m.Blocks...)
+		m.Content = ""
+	}
+	copied := false
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		if b.Type != BlockToolUse {
+			continue
+		}
+		fixID := b.ID == "" || slices.ContainsFunc(m.Blocks[:i], func(o Block) bool { return o.Type == BlockToolUse && o.ID == b.ID })
+		fixInput := len(b.Input) > 0 && !json.Valid(b.Input)
+		if !fixID && !fixInput {
+			continue
+		}
+		if !copied {
+			m.Blocks = slices.Clone(m.Blocks)
+			b = &m.Blocks[i]
+			copied = true
+		}
+		if fixID {
+			// The original id is kept in the error result's text.
+			b.Text = invalidIDNote(b.ID)
+			b.ID = fmt.Sprintf("agentrt_t%d_%d", turn, i)
+		}
+		if fixInput {
+			q, _ := json.Marshal(string(b.Input))
+			b.Input = q
+		}
+	}
+	return m
+}
+
+// A tool_use whose id the runtime replaced carries the reason in Text
+// (unused for tool_use blocks by providers).
+func invalidIDNote(old string) string {
+	if old == "" {
+		return "invalid tool_use: empty id"
+	}
+	return fmt.Sprintf("invalid tool_use: duplicate id %q", old)
+}
+
+// call is one tool_use being handled.
+type call struct {
+	use    Block
+	tool   Tool
+	spec   ToolSpec
+	input  any
+	done   bool // result decided without running the tool
+	result Message
+	err    error
+	dur    time.Duration
+}
+
+// runTools handles every tool_use of msg and appends the results in order.
+// Read-only tools that follow each other run concurrently (bounded);
+// a write tool runs alone, in order. It returns false when the run ended.
+func (r *run) runTools(msg Message) bool {
+	r.calls = r.calls[:0]
+	for _, b := range msg.Blocks {
+		if b.Type == BlockToolUse {
+			r.calls = append(r.calls, call{use: b})
+		}
+	}
+	calls := r.calls
+	for i := 0; i < len(calls); {
+		if r.stopped || r.ctx.Err() != nil {
+			return r.skipRest(calls[i:])
+		}
+		c := &calls[i]
+		r.check(c)
+		if c.done || !c.spec.ReadOnly || r.p.maxPar == 1 {
+			if !c.done {
+				r.execute(c)
+			}
+			if !r.finishCall(c) {
+				return false
+			}
+			i++
+			continue
+		}
+		// A run of read-only calls: check them all, run them together.
+		j := i + 1
+		for j < len(calls) && !r.stopped {
+			t, ok := r.p.tools[calls[j].use.Name]
+			if !ok || !t.Spec().ReadOnly || calls[j].use.Text != "" {
+				break
+			}
+			r.check(&calls[j])
+			j++
+		}
+		r.executeBatch(calls[i:j])
+		for k := i; k < j; k++ {
+			if !r.finishCall(&calls[k]) {
+				return false
+			}
+		}
+		i = j
+	}
+	if err := r.sync(); err != nil {
+		r.finish(StopError, "The run stopped: the session store failed.", err)
+		return false
+	}
+	return true
+}
+
+// check announces a call, looks its tool up, decodes its input and asks the
+// permission checker. A failure decides the call's (error) result.
+func (r *run) check(c *call) {
+	r.emit(ToolCall{Turn: r.turn, ToolUse: c.use, ReadOnly: r.readOnly(c.use.Name)})
+	if c.use.Text != "" { // id replaced by sanitize
+		r.decide(c, c.use.Text+"; this call was not run. Give every tool_use a unique id.", nil)
+		return
+	}
+	t, ok := r.p.tools[c.use.Name]
+	if !ok {
+		msg := fmt.Sprintf("unknown tool %q; the available tools are: %s", c.use.Name, r.p.names)
+		if r.p.names == "" {
+			msg = fmt.Sprintf("unknown tool %q; no tools are available", c.use.Name)
+		}
+		r.decide(c, msg, nil)
+		return
+	}
+	c.tool = t
+	c.spec = t.Spec()
+	in, err := t.Decode(c.use.Input)
+	if err != nil {
+		r.decide(c, fmt.Sprintf("tool %q: %v", c.use.Name, err), err)
+		return
+	}
+	r.preq = PermissionRequest{
+		SessionID: r.sessionID,
+		ToolUseID: c.use.ID,
+		Tool:      c.spec,
+		Input:     in,
+		RawInput:  c.use.Input,
+	}
+	d, err := r.p.permission.Check(r.ctx, &r.preq)
+	r.preq = PermissionRequest{}
+	if err != nil {
+		d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
+	}
+	if d.Allow && d.Input != nil {
+		if raw, ok := d.Input.(json.RawMessage); ok {
+			in, err = t.Decode(raw)
+			if err != nil {
+				d = Decision{Reason: fmt.Sprintf("the permission checker rewrote the input, and the new input is invalid: %v", err), Source: d.Source}
+			}
+		} else {
+			in = d.Input
+		}
+	}
+	r.emit(PermissionDecision{Turn: r.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
+	if d.Input != nil {
+		rec.Input, _ = json.Marshal(d.Input)
+	}
+	if err := r.record(RecordPermission, rec); err != nil {
+		// The audit trail could not be written: do not run the tool.
+		r.decide(c, "permission denied: the decision could not be recorded", err)
+		return
+	}
+	if !d.Allow {
+		reason := d.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("permission denied for tool %q", c.use.Name)
+		}
+		r.decide(c, reason, nil)
+		return
+	}
+	c.input = in
+}
+
+func (r *run) readOnly(name string) bool {
+	t, ok := r.p.tools[name]
+	return ok && t.Spec().ReadOnly
+}
+
+// decide gives c an error result without running it.
+func (r *run) decide(c *call, text string, err error) {
+	c.done = true
+	c.result = NewToolResult(c.use.ID, text, true)
+	if err == nil {
+		err = errors.New(text)
+	}
+	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
+}
+
+// executeBatch runs read-only calls concurrently, at most maxPar at once,
+// and waits for all of them.
+func (r *run) executeBatch(batch []call) {
+	pending := 0
+	for i := range batch {
+		if !batch[i].done {
+			pending++
+		}
+	}
+	if pending <= 1 {
+		for i := range batch {
+			if !batch[i].done {
+				r.execute(&batch[i])
+			}
+		}
+		return
+	}
+	sem := make(chan struct{}, r.p.maxPar)
+	var wg sync.WaitGroup
+	for i := range batch {
+		c := &batch[i]
+		if c.done {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r.execute(c)
+		}()
+	}
+	wg.Wait()
+}
+
+// execute runs one allowed call with its timeout, turning an error, a
+// panic, a timeout or a cancellation into an is_error result. It is safe
+// to call concurrently for different calls.
+func (r *run) execute(c *call) {
+	if err := r.ctx.Err(); err != nil {
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", c.use.Name), true)
+		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
+		return
+	}
+	ctx := r.ctx
+	timeout := c.spec.Timeout
+	if timeout == 0 {
+		timeout = r.agent.ToolTimeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			c.dur = time.Since(start)
+			c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q panicked: %v", c.use.Name, v), true)
+			c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: &PanicError{Value: v, Stack: debug.Stack()}}
+		}
+	}()
+	out, err := c.tool.Execute(ctx, c.input)
+	c.dur = time.Since(start)
+	if err == nil {
+		c.result = NewToolResult(c.use.ID, out, false)
+		return
+	}
+	var text string
+	switch {
+	case r.ctx.Err() != nil:
+		text = fmt.Sprintf("cancelled: the run was stopped while tool %q was running; it may or may not have taken effect", c.use.Name)
+	case timeout > 0 && ctx.Err() == context.DeadlineExceeded:
+		text = fmt.Sprintf("tool %q timed out after %v", c.use.Name, timeout)
+		err = fmt.Errorf("timed out after %v: %w", timeout, err)
+	default:
+		text = err.Error()
+	}
+	c.result = NewToolResult(c.use.ID, text, true)
+	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
+}
+
+// finishCall appends a call's result and emits it. It returns false when
+// the run has ended (store failure); a stopped consumer does not end the
+// appending of results.
+func (r *run) finishCall(c *call) bool {
+	if err := r.append(c.result); err != nil {
+		r.finish(StopError, "The run stopped: the session store failed.", err)
+		return false
+	}
+	r.emit(ToolResult{Turn: r.turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur})
+	return true
+}
+
+// skipRest gives every call not yet handled a "cancelled" result, then
+// ends the run as cancelled. It returns false.
+func (r *run) skipRest(rest []call) bool {
+	for i := range rest {
+		c := &rest[i]
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", c.use.Name), true)
+		if err := r.p.store.Append(r.storeCtx, r.sessionID, c.result); err != nil {
+			r.finish(StopError, "The run stopped: the session store failed.", err)
+			return false
+		}
+		r.history = append(r.history, c.result)
+	}
+	r.stopCancelled()
+	return false
+}
+
+// abandon gives every tool_use of msg from index from on a "cancelled"
+// result, for a run that ends before running them.
+func (r *run) abandon(msg Message, from int) {
+	i := 0
+	for _, b := range msg.Blocks {
+		if b.Type != BlockToolUse {
+			continue
+		}
+		if i >= from {
+			res := NewToolResult(b.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", b.Name), true)
+			if r.p.store.Append(r.storeCtx, r.sessionID, res) != nil {
+				return
+			}
+			r.history = append(r.history, res)
+		}
+		i++
+	}
+}
