@@ -173,7 +173,6 @@ func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Even
 			p:         p,
 			ctx:       ctx,
 			cancel:    cancel,
-			storeCtx:  context.WithoutCancel(ctx),
 			sessionID: sessionID,
 			yield:     yield,
 		}
@@ -187,7 +186,6 @@ type run struct {
 	p         *prepared
 	ctx       context.Context
 	cancel    context.CancelFunc
-	storeCtx  context.Context // store writes outlive cancellation
 	sessionID string
 	yield     func(Event, error) bool
 	stopped   bool // the consumer broke out of the loop
@@ -199,7 +197,17 @@ type run struct {
 	req     ModelRequest
 	preq    PermissionRequest
 	calls   []call
+	notes   map[string]string // tool_use id → why it must not run (see sanitize)
 	onText  func(string)
+}
+
+// storeCtx is the context of store writes: they must happen even after the
+// run was cancelled, to leave the session valid.
+func (r *run) storeCtx() context.Context {
+	if r.ctx.Err() != nil {
+		return context.WithoutCancel(r.ctx)
+	}
+	return r.ctx
 }
 
 // emit yields an event unless the consumer has stopped.
@@ -244,7 +252,8 @@ func (r *run) main(input string) {
 		r.yield(nil, fmt.Errorf("agentrt: load session %q: %w", r.sessionID, err))
 		return
 	}
-	r.history = hist
+	// Room for this run's first turns without regrowing.
+	r.history = slices.Grow(hist, 8)
 	if err := r.repair(); err != nil {
 		r.yield(nil, err)
 		return
@@ -296,7 +305,7 @@ func (r *run) stopCancelled() {
 
 // append adds a message to the store and the history.
 func (r *run) append(m Message) error {
-	if err := r.p.store.Append(r.storeCtx, r.sessionID, m); err != nil {
+	if err := r.p.store.Append(r.storeCtx(), r.sessionID, m); err != nil {
 		return fmt.Errorf("agentrt: append to session %q: %w", r.sessionID, err)
 	}
 	r.history = append(r.history, m)
@@ -312,7 +321,7 @@ func (r *run) record(kind string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := ra.AppendRecord(r.storeCtx, r.sessionID, Record{Kind: kind, Data: data}); err != nil {
+	if err := ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: data}); err != nil {
 		return fmt.Errorf("agentrt: append record to session %q: %w", r.sessionID, err)
 	}
 	return nil
@@ -320,7 +329,7 @@ func (r *run) record(kind string, v any) error {
 
 func (r *run) sync() error {
 	if s, ok := r.p.store.(Syncer); ok {
-		if err := s.Sync(r.storeCtx, r.sessionID); err != nil {
+		if err := s.Sync(r.storeCtx(), r.sessionID); err != nil {
 			return fmt.Errorf("agentrt: sync session %q: %w", r.sessionID, err)
 		}
 	}
@@ -386,7 +395,7 @@ func (r *run) plan() (msg Message, ok bool) {
 		return Message{}, false
 	}
 	r.turns++
-	msg = sanitize(resp.Message, r.turn)
+	msg, r.notes = sanitize(resp.Message, r.turn)
 	r.usage = r.usage.Add(resp.Usage)
 	if err := r.append(msg); err != nil {
 		r.finish(StopError, "The run stopped: the session store failed.", err)
@@ -429,7 +438,9 @@ func (r *run) fail(msg Message, err error) {
 // role set, stray text moved into a block, and every tool_use with a
 // non-empty id unique within the message and an input that is valid JSON.
 // Blocks are copied before any change: the planner's slice is not modified.
-func sanitize(m Message, turn int) Message {
+// notes maps the id of each tool_use that must not run to the error text the
+// model will see; it is nil when nothing was wrong.
+func sanitize(m Message, turn int) (_ Message, notes map[string]string) {
 	m.Role = RoleAssistant
 	m.ToolUseID, m.IsError = "", false
 	if m.Content != "" {
@@ -452,26 +463,36 @@ func sanitize(m Message, turn int) Message {
 			b = &m.Blocks[i]
 			copied = true
 		}
+		if notes == nil {
+			notes = map[string]string{}
+		}
+		var note string
 		if fixID {
-			// The original id is kept in the error result's text.
-			b.Text = invalidIDNote(b.ID)
+			if b.ID == "" {
+				note = "invalid tool_use: empty id; this call was not run. Give every tool_use a unique id."
+			} else {
+				note = fmt.Sprintf("invalid tool_use: duplicate id %q; this call was not run. Give every tool_use a unique id.", b.ID)
+			}
 			b.ID = fmt.Sprintf("agentrt_t%d_%d", turn, i)
 		}
 		if fixInput {
+			if !fixID {
+				note = fmt.Sprintf("tool %q: input is not valid JSON: %s; send the input as one JSON object", b.Name, truncate(string(b.Input), 200))
+			}
+			// Kept as a JSON string so that the session stays valid JSON.
 			q, _ := json.Marshal(string(b.Input))
 			b.Input = q
 		}
+		notes[b.ID] = note
 	}
-	return m
+	return m, notes
 }
 
-// A tool_use whose id the runtime replaced carries the reason in Text
-// (unused for tool_use blocks by providers).
-func invalidIDNote(old string) string {
-	if old == "" {
-		return "invalid tool_use: empty id"
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return fmt.Sprintf("invalid tool_use: duplicate id %q", old)
+	return s[:n] + "…"
 }
 
 // call is one tool_use being handled.
@@ -517,7 +538,7 @@ func (r *run) runTools(msg Message) bool {
 		j := i + 1
 		for j < len(calls) && !r.stopped {
 			t, ok := r.p.tools[calls[j].use.Name]
-			if !ok || !t.Spec().ReadOnly || calls[j].use.Text != "" {
+			if _, bad := r.notes[calls[j].use.ID]; bad || !ok || !t.Spec().ReadOnly {
 				break
 			}
 			r.check(&calls[j])
@@ -542,8 +563,8 @@ func (r *run) runTools(msg Message) bool {
 // permission checker. A failure decides the call's (error) result.
 func (r *run) check(c *call) {
 	r.emit(ToolCall{Turn: r.turn, ToolUse: c.use, ReadOnly: r.readOnly(c.use.Name)})
-	if c.use.Text != "" { // id replaced by sanitize
-		r.decide(c, c.use.Text+"; this call was not run. Give every tool_use a unique id.", nil)
+	if note, bad := r.notes[c.use.ID]; bad {
+		r.decide(c, note, nil)
 		return
 	}
 	t, ok := r.p.tools[c.use.Name]
@@ -575,7 +596,14 @@ func (r *run) check(c *call) {
 		d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
 	}
 	if d.Allow && d.Input != nil {
-		if raw, ok := d.Input.(json.RawMessage); ok {
+		var raw []byte
+		switch v := d.Input.(type) {
+		case json.RawMessage:
+			raw = v
+		case []byte:
+			raw = v
+		}
+		if raw != nil {
 			in, err = t.Decode(raw)
 			if err != nil {
 				d = Decision{Reason: fmt.Sprintf("the permission checker rewrote the input, and the new input is invalid: %v", err), Source: d.Source}
@@ -585,14 +613,24 @@ func (r *run) check(c *call) {
 		}
 	}
 	r.emit(PermissionDecision{Turn: r.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
-	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
-	if d.Input != nil {
-		rec.Input, _ = json.Marshal(d.Input)
-	}
-	if err := r.record(RecordPermission, rec); err != nil {
-		// The audit trail could not be written: do not run the tool.
-		r.decide(c, "permission denied: the decision could not be recorded", err)
-		return
+	// The audit trail: every decision but the plain allowing of a
+	// read-only tool by policy.
+	if !d.Allow || !c.spec.ReadOnly || d.Input != nil || d.Source != "policy" {
+		rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
+		switch v := d.Input.(type) {
+		case nil:
+		case json.RawMessage:
+			rec.Input = v
+		case []byte:
+			rec.Input = v
+		default:
+			rec.Input, _ = json.Marshal(v)
+		}
+		if err := r.record(RecordPermission, rec); err != nil {
+			// The audit trail could not be written: do not run the tool.
+			r.decide(c, "permission denied: the decision could not be recorded", err)
+			return
+		}
 	}
 	if !d.Allow {
 		reason := d.Reason
@@ -719,7 +757,7 @@ func (r *run) skipRest(rest []call) bool {
 	for i := range rest {
 		c := &rest[i]
 		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", c.use.Name), true)
-		if err := r.p.store.Append(r.storeCtx, r.sessionID, c.result); err != nil {
+		if err := r.p.store.Append(r.storeCtx(), r.sessionID, c.result); err != nil {
 			r.finish(StopError, "The run stopped: the session store failed.", err)
 			return false
 		}
@@ -739,7 +777,7 @@ func (r *run) abandon(msg Message, from int) {
 		}
 		if i >= from {
 			res := NewToolResult(b.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", b.Name), true)
-			if r.p.store.Append(r.storeCtx, r.sessionID, res) != nil {
+			if r.p.store.Append(r.storeCtx(), r.sessionID, res) != nil {
 				return
 			}
 			r.history = append(r.history, res)

@@ -31,8 +31,8 @@ type Decision struct {
 	// Reason explains a denial; the model sees it in the is_error result.
 	Reason string
 	// Input, when non-nil on an allowed call, replaces the input: a value of
-	// the tool's decoded input type, or a json.RawMessage that is decoded
-	// and validated again.
+	// the tool's decoded input type, or a json.RawMessage (or []byte) that
+	// is decoded and validated again.
 	Input any
 	// Source says who decided: "policy", "user", "remembered", "hook" or
 	// a name of the checker's choosing. It is reported in events and the

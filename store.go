@@ -70,7 +70,8 @@ type Record struct {
 // Record kinds written by the runtime.
 const (
 	// RecordPermission is a permission decision: {"tool_use_id", "tool",
-	// "allow", "reason", "source"}.
+	// "allow", "reason", "source", "input" (when rewritten)}. Every
+	// decision is recorded except a policy allowing a read-only tool.
 	RecordPermission = "permission"
 	// RecordUsage is the usage of one planner call: {"turn", "usage"}.
 	RecordUsage = "usage"
@@ -147,7 +148,7 @@ func (s *MemoryStore) session(id string, create bool) *memSession {
 	ss := s.sessions[id]
 	if ss == nil && create {
 		now := time.Now()
-		ss = &memSession{created: now, updated: now}
+		ss = &memSession{created: now, updated: now, msgs: make([]Message, 0, 8)}
 		s.sessions[id] = ss
 	}
 	return ss

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -141,16 +142,14 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		node: node,
 	}
 	t.validator = newStructValidator(st)
-	_, t.outIsString = any(*new(Out)).(string)
 	return t
 }
 
 type typedTool[In, Out any] struct {
-	spec        ToolSpec
-	fn          func(context.Context, In) (Out, error)
-	node        *schemaNode
-	validator   *structValidator // nil when In has no validate tags
-	outIsString bool
+	spec      ToolSpec
+	fn        func(context.Context, In) (Out, error)
+	node      *schemaNode
+	validator *structValidator // nil when In has no validate tags
 }
 
 func (t *typedTool[In, Out]) Spec() ToolSpec { return t.spec }
@@ -161,7 +160,7 @@ func (t *typedTool[In, Out]) Decode(raw json.RawMessage) (any, error) {
 		raw = emptyObject
 	}
 	var in In
-	if err := decodeStrict(raw, &in); err != nil {
+	if err := json.Unmarshal(raw, &in); err != nil || !t.node.knownKeys(raw) || bytes.Equal(raw, nullJSON) {
 		// Slow path: repair what models are known to get wrong, then
 		// decode again; report what is still wrong by JSON field name.
 		fixed, ferr := t.node.normalize(raw, false)
@@ -190,8 +189,19 @@ func (t *typedTool[In, Out]) Execute(ctx context.Context, input any) (string, er
 	if err != nil {
 		return "", err
 	}
-	if t.outIsString {
-		return any(out).(string), nil
+	switch v := any(out).(type) {
+	case string:
+		return v, nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case float64:
+		if b, err := json.Marshal(v); err == nil {
+			return string(b), nil
+		}
+	case bool:
+		return strconv.FormatBool(v), nil
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -261,4 +271,7 @@ func (t *rawTool) Execute(ctx context.Context, input any) (string, error) {
 	return t.fn(ctx, raw)
 }
 
-var emptyObject = json.RawMessage(`{}`)
+var (
+	emptyObject = json.RawMessage(`{}`)
+	nullJSON    = []byte("null")
+)

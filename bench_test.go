@@ -1,0 +1,111 @@
+package agentrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/agentrt/agentrt"
+)
+
+// benchPlanner answers a user message with a call of add, and a tool
+// result with a text answer, from responses built once: the fake model
+// costs (almost) nothing, so the benchmark measures the runtime.
+func benchPlanner() agentrt.Planner {
+	call := &agentrt.ModelResponse{
+		Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock("call_1", "add", json.RawMessage(`{"a":2,"b":40}`))),
+		Finish:  agentrt.FinishToolUse,
+	}
+	reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("42")), Finish: agentrt.FinishStop}
+	return agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		if req.Messages[len(req.Messages)-1].Role == agentrt.RoleUser {
+			return call, nil
+		}
+		return reply, nil
+	})
+}
+
+// BenchmarkRunToolTurn is one whole Run: user input, a tool call (decoded,
+// validated, permission-checked, executed), its result and the final
+// answer, on the in-memory store.
+func BenchmarkRunToolTurn(b *testing.B) {
+	ctx := context.Background()
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = store.Delete(ctx, "s")
+		for _, err := range ag.Run(ctx, "s", "What is 2+40?") {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkBareLoop is the floor for BenchmarkRunToolTurn: the same work
+// written by hand with a slice of messages, a map of tools and
+// json.Unmarshal of the input, and nothing else.
+func BenchmarkBareLoop(b *testing.B) {
+	ctx := context.Background()
+	planner := benchPlanner()
+	tools := map[string]func(context.Context, json.RawMessage) (string, error){
+		"add": func(_ context.Context, raw json.RawMessage) (string, error) {
+			var in AddIn
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return "", err
+			}
+			return strconv.Itoa(in.A + in.B), nil
+		},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
+		for {
+			resp, err := planner.Plan(ctx, &agentrt.ModelRequest{Messages: msgs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			msgs = append(msgs, resp.Message)
+			if !resp.Message.HasToolUse() {
+				break
+			}
+			for _, u := range resp.Message.Blocks {
+				out, err := tools[u.Name](ctx, u.Input)
+				msgs = append(msgs, agentrt.NewToolResult(u.ID, out, err != nil))
+			}
+		}
+	}
+}
+
+// BenchmarkRunLongSession runs sessions of N tool turns in one Run and
+// reports the cost per turn: it must not grow with N.
+func BenchmarkRunLongSession(b *testing.B) {
+	for _, turns := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			ctx := context.Background()
+			call := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c", "add", json.RawMessage(`{"a":2,"b":40}`)))}
+			reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("done"))}
+			planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				if req.Turn > turns {
+					return reply, nil
+				}
+				return call, nil
+			})
+			store := agentrt.NewMemoryStore()
+			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = store.Delete(ctx, "s")
+				for _, err := range ag.Run(ctx, "s", "go") {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+		})
+	}
+}

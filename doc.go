@@ -1,0 +1,76 @@
+// Package agentrt is a small, transparent runtime for AI agents: a model
+// that calls typed Go tools in a loop, under a permission checker, with
+// every message kept in a session store.
+//
+// # The loop
+//
+// [Agent.Run] appends the user's input to the session, then repeats: the
+// [Planner] (usually [ModelPlanner] on a [Provider] such as OpenAI,
+// Anthropic or Gemini) returns the next assistant message; each tool_use in
+// it is looked up, its input decoded and validated, checked by the
+// [PermissionChecker], and executed; each result is appended to the
+// session. The run ends when the model answers without calling a tool, or
+// at MaxTurns, or when the context is cancelled. Every step is yielded as
+// an [Event]:
+//
+//	for ev, err := range ag.Run(ctx, "session-1", "What is 2+40?") {
+//		if err != nil {
+//			return err // planner or store failure, cancellation
+//		}
+//		switch e := ev.(type) {
+//		case agentrt.TextDelta:
+//			fmt.Print(e.Text)
+//		case agentrt.Done:
+//			fmt.Println(e.Reason, e.Usage)
+//		}
+//	}
+//
+// # Two invariants
+//
+// At every yield and after every stop: (1) every tool_use id in an
+// assistant message has exactly one tool result, appended right after that
+// message; (2) an unknown tool, invalid input, a denied permission, a tool
+// error, panic or timeout, and cancellation during a tool all become
+// is_error tool results that the model sees. Neither breaks the message
+// chain, so a session can always be sent to a model again.
+//
+// # Tools
+//
+// [NewTool] turns a typed Go function into a [Tool]. The input's JSON
+// Schema is reflected once from the input struct; each call's input is
+// decoded (leniently where models slip, strictly where it matters) and
+// validated with `validate` tags before the function runs:
+//
+//	type AddIn struct {
+//		A int `json:"a" jsonschema:"description=first addend" validate:"required"`
+//		B int `json:"b" validate:"required"`
+//	}
+//	add := agentrt.NewTool("add", "Add two integers.",
+//		func(ctx context.Context, in AddIn) (int, error) { return in.A + in.B, nil },
+//		agentrt.ReadOnly())
+//
+// Tools without [ReadOnly] are write tools.
+//
+// # Permissions
+//
+// An Agent without a Permission checker runs read-only tools and denies
+// write tools ([AllowReadOnly]): safe by default. [AskOnWrite] asks the
+// user about each write call ([TerminalAsker] asks on a terminal) and
+// remembers "always" answers per session; [AllowAll] is for trusted setups;
+// any func can be a checker through [PermissionFunc], and may rewrite the
+// input it allows.
+//
+// # Sessions
+//
+// Messages are appended to the Agent's [SessionStore] as they are produced
+// (the default is a [MemoryStore]); running again on the same session id
+// continues the conversation. A session left with unanswered tool_uses (a
+// crash mid-tool) is repaired with "interrupted" error results before the
+// planner sees it; no tool is run again by itself.
+//
+// # Testing
+//
+// Package agenttest provides a scripted planner, helpers to collect events
+// and check the invariants, and conformance suites for stores and
+// providers, so an agent can be tested without a network.
+package agentrt

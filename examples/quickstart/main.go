@@ -1,0 +1,138 @@
+// Command quickstart is the smallest complete agentrt program: an agent
+// with a weather tool and a calculator tool answers "What is the sum of
+// today's temperatures in Beijing and Shanghai?".
+//
+// It runs offline by default, with a scripted planner standing in for the
+// model. With OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or
+// OLLAMA_HOST set (or -provider), it asks a real model instead.
+//
+//	go run ./examples/quickstart
+//	go run ./examples/quickstart -provider anthropic -model claude-sonnet-4-5
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// WeatherIn is the weather tool's input. The JSON Schema the model sees is
+// reflected from it; validate tags are checked before the tool runs.
+type WeatherIn struct {
+	City string `json:"city" jsonschema:"description=City name, e.g. Beijing" validate:"required"`
+}
+
+// Weather is the weather tool's output, sent to the model as JSON.
+type Weather struct {
+	City        string  `json:"city"`
+	TempCelsius float64 `json:"temp_celsius"`
+	Sky         string  `json:"sky"`
+}
+
+// CalcIn is the calculator's input.
+type CalcIn struct {
+	Op string  `json:"op" jsonschema:"enum=add,enum=sub,enum=mul,enum=div" validate:"oneof=add sub mul div"`
+	A  float64 `json:"a"`
+	B  float64 `json:"b"`
+}
+
+var today = map[string]Weather{
+	"beijing":  {City: "Beijing", TempCelsius: 12, Sky: "clear"},
+	"shanghai": {City: "Shanghai", TempCelsius: 17.5, Sky: "cloudy"},
+}
+
+func weather(_ context.Context, in WeatherIn) (Weather, error) {
+	w, ok := today[strings.ToLower(in.City)]
+	if !ok {
+		return Weather{}, fmt.Errorf("no weather data for %q (try Beijing or Shanghai)", in.City)
+	}
+	return w, nil
+}
+
+func calculate(_ context.Context, in CalcIn) (float64, error) {
+	switch in.Op {
+	case "add":
+		return in.A + in.B, nil
+	case "sub":
+		return in.A - in.B, nil
+	case "mul":
+		return in.A * in.B, nil
+	}
+	if in.B == 0 {
+		return 0, fmt.Errorf("division by zero")
+	}
+	return in.A / in.B, nil
+}
+
+// script is what a model would do with this task, played offline.
+func script() *agenttest.Planner {
+	return agenttest.Script(
+		agenttest.CallTools(
+			agenttest.ToolUse("weather", `{"city":"Beijing"}`),
+			agenttest.ToolUse("weather", `{"city":"Shanghai"}`),
+		),
+		agenttest.CallTool("calculator", `{"op":"add","a":12,"b":17.5}`),
+		agenttest.StreamReply("Today it is 12°C in Beijing and 17.5°C in Shanghai; ", "the sum is 29.5°C."),
+	)
+}
+
+func main() {
+	provider := flag.String("provider", "", "openai, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
+	model := flag.String("model", "", "model name (default: the provider's usual small model)")
+	question := flag.String("q", "What is the sum of today's temperatures in Beijing and Shanghai?", "the question")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	planner, label, err := choosePlanner(ctx, *provider, *model)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("planner: %s\n\n", label)
+
+	ag := &agentrt.Agent{
+		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",
+		Tools: []agentrt.Tool{
+			agentrt.NewTool("weather", "Today's weather in a city.", weather, agentrt.ReadOnly()),
+			agentrt.NewTool("calculator", "Apply op to a and b.", calculate, agentrt.ReadOnly()),
+		},
+		Planner: planner,
+	}
+	fmt.Println("user:", *question)
+	streamed := false
+	for ev, err := range ag.Run(ctx, "quickstart", *question) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "\nquickstart:", err)
+			os.Exit(1)
+		}
+		switch e := ev.(type) {
+		case agentrt.TextDelta:
+			if !streamed {
+				fmt.Print("assistant: ")
+				streamed = true
+			}
+			fmt.Print(e.Text)
+		case agentrt.ToolCall:
+			fmt.Printf("  -> %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
+		case agentrt.ToolResult:
+			fmt.Printf("  <- %s\n", e.Message.Content)
+		case agentrt.AssistantMessage:
+			if streamed {
+				fmt.Println()
+				streamed = false
+			} else if text := e.Message.Text(); text != "" {
+				fmt.Println("assistant:", text)
+			}
+		case agentrt.Done:
+			fmt.Printf("\n[%s after %d turns, %d tokens]\n", e.Reason, e.Turns, e.Usage.Total())
+		}
+	}
+}
