@@ -66,6 +66,21 @@ type Agent struct {
 	// ToolTimeout bounds each tool call whose tool has no timeout of its
 	// own; 0 means no limit.
 	ToolTimeout time.Duration
+	// MaxToolOutput caps the size of a tool result the model sees, in
+	// bytes; a longer output is cut with a note saying how much was cut
+	// (the whole output stays in ToolResult.FullOutput). 0 means
+	// DefaultMaxToolOutput; negative means no cap.
+	MaxToolOutput int
+	// LoopGuard stops a model that repeats itself; on by default.
+	LoopGuard LoopGuard
+	// Retry says how transient planner failures are retried.
+	Retry RetryPolicy
+	// Budget limits the tokens, cost and time of each run.
+	Budget Budget
+	// NoFinalAnswer turns off the last planner call, asking for an answer
+	// without tools, that a run makes when it reaches MaxTurns or its token
+	// or cost budget.
+	NoFinalAnswer bool
 
 	once sync.Once
 	prep *prepared
@@ -166,7 +181,12 @@ func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Even
 			yield(nil, ErrNoPlanner)
 			return
 		}
-		ctx, cancel := context.WithCancel(ctx)
+		var cancel context.CancelFunc
+		if d := a.Budget.MaxDuration; d > 0 {
+			ctx, cancel = context.WithTimeoutCause(ctx, d, ErrBudgetExceeded)
+		} else {
+			ctx, cancel = context.WithCancel(ctx)
+		}
 		defer cancel()
 		r := &run{
 			agent:     a,
@@ -199,6 +219,9 @@ type run struct {
 	calls   []call
 	notes   map[string]string // tool_use id → why it must not run (see sanitize)
 	onText  func(string)
+	loops   loopState
+	looping int    // highest repeat count seen this turn
+	final   string // a note for the system prompt of the final-answer call
 }
 
 // storeCtx is the context of store writes: they must happen even after the
@@ -290,13 +313,52 @@ func (r *run) main(input string) {
 			r.stopCancelled()
 			return
 		}
+		if _, stop := r.agent.LoopGuard.limits(); !r.agent.LoopGuard.Disabled && r.looping >= stop {
+			r.finish(StopLoopDetected, fmt.Sprintf("The run stopped: the model made the same tool call with the same result %d times, after it was told to stop (loop_detected).", r.looping), nil)
+			return
+		}
+		if why := r.agent.Budget.exceeded(r.usage); why != "" {
+			r.stopWithFinalAnswer(StopBudgetExceeded, "The run stopped: it reached "+why+" (budget_exceeded).")
+			return
+		}
 	}
-	r.finish(StopMaxTurns, fmt.Sprintf("The run stopped after %d turns without a final answer (max_turns).", r.p.maxTurns), nil)
+	r.stopWithFinalAnswer(StopMaxTurns, fmt.Sprintf("The run stopped after %d turns without a final answer (max_turns).", r.p.maxTurns))
+}
+
+// stopWithFinalAnswer ends a run that reached a limit: unless
+// NoFinalAnswer is set it first asks the model once more, for a final
+// answer without tool calls, so that the user gets the best answer there is.
+func (r *run) stopWithFinalAnswer(reason StopReason, why string) {
+	text := why
+	if !r.agent.NoFinalAnswer {
+		r.turn++
+		r.final = "This run has reached a limit and is about to stop: " + why +
+			" Do not call any tool. Answer the user now, as well as you can with what you have found so far, and say what is left undone."
+		msg, ok := r.plan()
+		if !ok {
+			return
+		}
+		if msg.HasToolUse() {
+			r.abandon(msg, 0, "not run: the run reached a limit and is over")
+			if err := r.sync(); err != nil {
+				r.finish(StopError, "The run stopped: the session store failed.", err)
+				return
+			}
+		}
+		if t := msg.Text(); t != "" {
+			text = t
+		}
+	}
+	r.finish(reason, text, nil)
 }
 
 func (r *run) stopCancelled() {
 	r.sync()
 	err := context.Cause(r.ctx)
+	if errors.Is(err, ErrBudgetExceeded) && !r.stopped {
+		r.finish(StopBudgetExceeded, fmt.Sprintf("The run stopped: it reached its time budget of %v (budget_exceeded).", r.agent.Budget.MaxDuration), nil)
+		return
+	}
 	if err == nil {
 		err = context.Canceled
 	}
@@ -371,17 +433,35 @@ const interruptedText = "interrupted: the previous run stopped before this tool 
 // appends it. ok is false when the run has ended.
 func (r *run) plan() (msg Message, ok bool) {
 	n := len(r.history)
-	r.req = ModelRequest{
-		SessionID: r.sessionID,
-		Turn:      r.turn,
-		System:    r.agent.Instructions,
-		Messages:  r.history[:n:n],
-		Tools:     r.p.specs,
-		OnText:    r.onText,
+	system := r.agent.Instructions
+	if r.final != "" {
+		system += "\n\n" + r.final
 	}
-	resp, err := r.agent.Planner.Plan(r.ctx, &r.req)
-	if err == nil && resp == nil {
-		err = errors.New("planner returned no response")
+	var resp *ModelResponse
+	var err error
+	for attempt := 1; ; attempt++ {
+		r.req = ModelRequest{
+			SessionID: r.sessionID,
+			Turn:      r.turn,
+			System:    system,
+			Messages:  r.history[:n:n],
+			Tools:     r.p.specs,
+			OnText:    r.onText,
+		}
+		resp, err = r.agent.Planner.Plan(r.ctx, &r.req)
+		if err == nil && resp == nil {
+			err = errors.New("planner returned no response")
+		}
+		if err == nil || attempt >= r.agent.Retry.attempts() || !retryable(err) || r.ctx.Err() != nil || r.stopped {
+			break
+		}
+		d := r.agent.Retry.delay(attempt, err)
+		if !r.emit(PlannerRetry{Turn: r.turn, Attempt: attempt, Delay: d, Err: err}) {
+			break
+		}
+		if sleep(r.ctx, d) != nil {
+			break
+		}
 	}
 	if err != nil {
 		if r.ctx.Err() != nil {
@@ -415,7 +495,7 @@ func (r *run) plan() (msg Message, ok bool) {
 		}
 	}
 	if !r.emit(AssistantMessage{Turn: r.turn, Message: msg, Usage: resp.Usage, Finish: resp.Finish}) {
-		r.abandon(msg, 0)
+		r.abandon(msg, 0, "")
 		r.stopCancelled()
 		return Message{}, false
 	}
@@ -430,7 +510,7 @@ type usageRecord struct {
 // fail ends the run on a store error after msg was appended: its tool_uses
 // still get results (best effort), then Done and the error.
 func (r *run) fail(msg Message, err error) {
-	r.abandon(msg, 0)
+	r.abandon(msg, 0, "")
 	r.finish(StopError, "The run stopped: the session store failed.", err)
 }
 
@@ -512,6 +592,7 @@ type call struct {
 // a write tool runs alone, in order. It returns false when the run ended.
 func (r *run) runTools(msg Message) bool {
 	r.calls = r.calls[:0]
+	r.looping = 0
 	for _, b := range msg.Blocks {
 		if b.Type == BlockToolUse {
 			r.calls = append(r.calls, call{use: b})
@@ -743,11 +824,27 @@ func (r *run) execute(c *call) {
 // the run has ended (store failure); a stopped consumer does not end the
 // appending of results.
 func (r *run) finishCall(c *call) bool {
+	var full string
+	limit := r.agent.MaxToolOutput
+	if limit == 0 {
+		limit = DefaultMaxToolOutput
+	}
+	if cut, ok := truncateOutput(c.result.Content, limit); ok {
+		full = c.result.Content
+		c.result.Content = cut
+	}
+	if g := r.agent.LoopGuard; !g.Disabled && !c.done {
+		warn, _ := g.limits()
+		if n := r.loops.observe(c.use.Name, c.use.Input, c.result); n >= warn {
+			c.result.Content += loopNote(n)
+			r.looping = max(r.looping, n)
+		}
+	}
 	if err := r.append(c.result); err != nil {
 		r.finish(StopError, "The run stopped: the session store failed.", err)
 		return false
 	}
-	r.emit(ToolResult{Turn: r.turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur})
+	r.emit(ToolResult{Turn: r.turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur, FullOutput: full})
 	return true
 }
 
@@ -767,16 +864,20 @@ func (r *run) skipRest(rest []call) bool {
 	return false
 }
 
-// abandon gives every tool_use of msg from index from on a "cancelled"
-// result, for a run that ends before running them.
-func (r *run) abandon(msg Message, from int) {
+// abandon gives every tool_use of msg from index from on an error result
+// (text, or "cancelled" if empty), for a run that ends before running them.
+func (r *run) abandon(msg Message, from int, text string) {
 	i := 0
 	for _, b := range msg.Blocks {
 		if b.Type != BlockToolUse {
 			continue
 		}
 		if i >= from {
-			res := NewToolResult(b.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", b.Name), true)
+			t := text
+			if t == "" {
+				t = fmt.Sprintf("cancelled: the run was stopped before tool %q ran", b.Name)
+			}
+			res := NewToolResult(b.ID, t, true)
 			if r.p.store.Append(r.storeCtx(), r.sessionID, res) != nil {
 				return
 			}

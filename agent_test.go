@@ -322,22 +322,35 @@ func TestTerminalAsker(t *testing.T) {
 
 func TestRunMaxTurns(t *testing.T) {
 	t.Parallel()
-	steps := make([]agenttest.Step, 3)
-	for i := range steps {
-		steps[i] = agenttest.CallTool("add", `{"a":1,"b":1}`)
+	for _, noFinal := range []bool{false, true} {
+		steps := make([]agenttest.Step, 3)
+		for i := range steps {
+			steps[i] = agenttest.CallTool("add", fmt.Sprintf(`{"a":%d,"b":1}`, i+1))
+		}
+		if !noFinal {
+			steps = append(steps, agenttest.Reply("best effort: 4"))
+		}
+		script := agenttest.Script(steps...)
+		ag, store := newAgent(script, addTool())
+		ag.MaxTurns = 3
+		ag.NoFinalAnswer = noFinal
+		events, err, msgs := runAgent(t, ag, store, "loop")
+		require.NoError(t, err)
+		done, _ := agenttest.Done(events)
+		assert.Equal(t, agentrt.StopMaxTurns, done.Reason)
+		assert.ErrorIs(t, done.Err(), agentrt.ErrMaxTurns)
+		script.AssertDone(t)
+		if noFinal {
+			assert.Contains(t, done.FinalText, "3 turns")
+			assert.Equal(t, 3, done.Turns)
+			assert.Len(t, msgs, 7)
+		} else {
+			assert.Equal(t, "best effort: 4", done.FinalText)
+			assert.Equal(t, 4, done.Turns)
+			last := script.Requests()[3]
+			assert.Contains(t, last.System, "Do not call any tool")
+		}
 	}
-	script := agenttest.Script(steps...)
-	ag, store := newAgent(script, addTool())
-	ag.MaxTurns = 3
-	events, err, msgs := runAgent(t, ag, store, "loop")
-	require.NoError(t, err)
-	done, _ := agenttest.Done(events)
-	assert.Equal(t, agentrt.StopMaxTurns, done.Reason)
-	assert.Contains(t, done.FinalText, "3 turns")
-	assert.ErrorIs(t, done.Err(), agentrt.ErrMaxTurns)
-	assert.Equal(t, 3, done.Turns)
-	assert.Len(t, msgs, 7)
-	script.AssertDone(t)
 }
 
 func TestRunParallelReadOnlyInOrder(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 // Event is one step of a run, yielded by [Agent.Run]. It is one of
 // [TextDelta], [AssistantMessage], [ToolCall], [PermissionDecision],
-// [ToolResult] and [Done]; switch on its type:
+// [ToolResult], [PlannerRetry] and [Done]; switch on its type:
 //
 //	switch e := ev.(type) {
 //	case agentrt.TextDelta:
@@ -69,6 +69,9 @@ type ToolResult struct {
 	Err error
 	// Duration is the time Execute took (0 if the tool did not run).
 	Duration time.Duration
+	// FullOutput is the tool's whole output when Message.Content was cut
+	// to Agent.MaxToolOutput, and "" otherwise.
+	FullOutput string
 }
 
 // StopReason says why a run ended.
@@ -109,6 +112,10 @@ func (d Done) Err() error {
 		return nil
 	case StopMaxTurns:
 		return ErrMaxTurns
+	case StopLoopDetected:
+		return ErrLoopDetected
+	case StopBudgetExceeded:
+		return ErrBudgetExceeded
 	}
 	return &stopError{d}
 }
