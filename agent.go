@@ -77,6 +77,15 @@ type Agent struct {
 	Retry RetryPolicy
 	// Budget limits the tokens, cost and time of each run.
 	Budget Budget
+	// Compressor chooses what the planner sees of a long session; nil
+	// sends the whole session. See Window and Summarizer.
+	Compressor Compressor
+	// ContextTokens is the token budget of the messages sent to the
+	// planner, passed to the Compressor; 0 means none.
+	ContextTokens int
+	// TokenCounter counts the tokens of messages for the Compressor; nil
+	// means EstimateTokens.
+	TokenCounter func([]Message) int
 	// NoFinalAnswer turns off the last planner call, asking for an answer
 	// without tools, that a run makes when it reaches MaxTurns or its token
 	// or cost budget.
@@ -220,8 +229,9 @@ type run struct {
 	notes   map[string]string // tool_use id → why it must not run (see sanitize)
 	onText  func(string)
 	loops   loopState
-	looping int    // highest repeat count seen this turn
-	final   string // a note for the system prompt of the final-answer call
+	looping int         // highest repeat count seen this turn
+	compact *Compaction // the session's last compaction
+	final   string      // a note for the system prompt of the final-answer call
 }
 
 // storeCtx is the context of store writes: they must happen even after the
@@ -278,6 +288,10 @@ func (r *run) main(input string) {
 	// Room for this run's first turns without regrowing.
 	r.history = slices.Grow(hist, 8)
 	if err := r.repair(); err != nil {
+		r.yield(nil, err)
+		return
+	}
+	if err := r.loadCompaction(); err != nil {
 		r.yield(nil, err)
 		return
 	}
@@ -398,6 +412,69 @@ func (r *run) sync() error {
 	return nil
 }
 
+// compress returns what the planner sees this turn: the history itself,
+// or what the Compressor makes of it. force is set after a context-length
+// error; without a Compressor a Window then keeps the recent half.
+func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
+	c := r.agent.Compressor
+	if c == nil {
+		if !force {
+			return msgs, nil
+		}
+		c = Window{}
+	}
+	count := r.agent.TokenCounter
+	if count == nil {
+		count = EstimateTokens
+	}
+	res, err := c.Compress(r.ctx, &CompressRequest{
+		SessionID: r.sessionID,
+		Messages:  msgs,
+		Budget:    r.agent.ContextTokens,
+		Count:     count,
+		Previous:  r.compact,
+		Force:     force,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agentrt: compress: %w", err)
+	}
+	if res.Compaction != nil {
+		r.compact = res.Compaction
+		if ra, ok := r.p.store.(RecordAppender); ok {
+			if err := ra.AppendRecord(r.storeCtx(), r.sessionID, compactionRecord(res.Compaction)); err != nil {
+				return nil, fmt.Errorf("agentrt: record compaction: %w", err)
+			}
+		}
+	}
+	return res.Messages, nil
+}
+
+// loadCompaction finds the last compaction recorded in a resumed session.
+func (r *run) loadCompaction() error {
+	if r.agent.Compressor == nil || len(r.history) == 0 {
+		return nil
+	}
+	rl, ok := r.p.store.(RecordLoader)
+	if !ok {
+		return nil
+	}
+	recs, err := rl.LoadRecords(r.ctx, r.sessionID)
+	if err != nil {
+		return fmt.Errorf("agentrt: load records of session %q: %w", r.sessionID, err)
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Kind == RecordCompaction {
+			var c Compaction
+			if err := json.Unmarshal(recs[i].Data, &c); err != nil {
+				return fmt.Errorf("agentrt: session %q: bad compaction record: %w", r.sessionID, err)
+			}
+			r.compact = &c
+			return nil
+		}
+	}
+	return nil
+}
+
 // repair gives an "interrupted" result to every tool_use of the last
 // assistant message that has none, so that a session left by a crash
 // satisfies the invariants before the planner sees it.
@@ -437,20 +514,34 @@ func (r *run) plan() (msg Message, ok bool) {
 	if r.final != "" {
 		system += "\n\n" + r.final
 	}
+	view, err := r.compress(r.history[:n:n], false)
+	if err != nil {
+		r.finish(StopError, "The run stopped: the compressor failed.", err)
+		return Message{}, false
+	}
 	var resp *ModelResponse
-	var err error
+	compacted := false
 	for attempt := 1; ; attempt++ {
 		r.req = ModelRequest{
 			SessionID: r.sessionID,
 			Turn:      r.turn,
 			System:    system,
-			Messages:  r.history[:n:n],
+			Messages:  view,
 			Tools:     r.p.specs,
 			OnText:    r.onText,
 		}
 		resp, err = r.agent.Planner.Plan(r.ctx, &r.req)
 		if err == nil && resp == nil {
 			err = errors.New("planner returned no response")
+		}
+		if err != nil && !compacted && errors.Is(err, ErrContextLength) && r.ctx.Err() == nil && !r.stopped {
+			// Too long for the model: compact harder and try once more.
+			compacted = true
+			if view, err = r.compress(r.history[:n:n], true); err != nil {
+				break
+			}
+			attempt--
+			continue
 		}
 		if err == nil || attempt >= r.agent.Retry.attempts() || !retryable(err) || r.ctx.Err() != nil || r.stopped {
 			break

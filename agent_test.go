@@ -48,13 +48,13 @@ func newAgent(script *agenttest.Planner, tools ...agentrt.Tool) (*agentrt.Agent,
 
 // runAgent runs one input and returns events, error and the stored session,
 // after checking both invariants on it.
-func runAgent(t *testing.T, ag *agentrt.Agent, store agentrt.SessionStore, input string) ([]agentrt.Event, error, []agentrt.Message) {
+func runAgent(t *testing.T, ag *agentrt.Agent, store agentrt.SessionStore, input string) ([]agentrt.Event, []agentrt.Message, error) {
 	t.Helper()
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s1", input))
 	msgs, lerr := store.Load(context.Background(), "s1")
 	require.NoError(t, lerr)
 	agenttest.AssertInvariants(t, msgs)
-	return events, err, msgs
+	return events, msgs, err
 }
 
 func lastResults(events []agentrt.Event) []agentrt.ToolResult {
@@ -67,7 +67,7 @@ func TestRunSimpleToolTurn(t *testing.T) {
 	t.Parallel()
 	script := agenttest.Script(agenttest.CallTool("add", `{"a":2,"b":40}`), agenttest.Reply("42"))
 	ag, store := newAgent(script, addTool())
-	events, err, msgs := runAgent(t, ag, store, "What is 2+40?")
+	events, msgs, err := runAgent(t, ag, store, "What is 2+40?")
 	require.NoError(t, err)
 	script.AssertDone(t)
 
@@ -143,7 +143,7 @@ func TestRunToolFailuresBecomeErrorResults(t *testing.T) {
 			t.Parallel()
 			script := agenttest.Script(tc.step, agenttest.Reply("ok"))
 			ag, store := newAgent(script, addTool(), failing, panicking, write)
-			events, err, msgs := runAgent(t, ag, store, "go")
+			events, msgs, err := runAgent(t, ag, store, "go")
 			require.NoError(t, err, "a tool failure never ends the run")
 			script.AssertDone(t)
 			results := lastResults(events)
@@ -179,7 +179,7 @@ func TestRunCoercesLenientInput(t *testing.T) {
 	} {
 		script := agenttest.Script(agenttest.CallTool("t", input), agenttest.Reply("done"))
 		ag, store := newAgent(script, tool)
-		events, err, _ := runAgent(t, ag, store, "go")
+		events, _, err := runAgent(t, ag, store, "go")
 		require.NoError(t, err)
 		res := lastResults(events)
 		require.Len(t, res, 1)
@@ -196,7 +196,7 @@ func TestRunDuplicateToolUseIDs(t *testing.T) {
 	)
 	script := agenttest.Script(agenttest.Respond(msg), agenttest.Reply("ok"))
 	ag, store := newAgent(script, addTool())
-	events, err, msgs := runAgent(t, ag, store, "go")
+	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	res := lastResults(events)
 	require.Len(t, res, 2)
@@ -245,7 +245,7 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 		agenttest.Reply("done"))
 	ag, store := newAgent(script, write)
 	ag.Permission = checker
-	events, err, _ := runAgent(t, ag, store, "go")
+	events, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	res := lastResults(events)
 	require.Len(t, res, 5)
@@ -291,7 +291,7 @@ func TestAskOnWriteRemembersAlways(t *testing.T) {
 		agenttest.Reply("done"))
 	ag, store := newAgent(script, write, addTool())
 	ag.Permission = agentrt.AskOnWrite(ask)
-	events, err, _ := runAgent(t, ag, store, "go")
+	events, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	assert.Equal(t, 3, asked, "read-only tools and remembered tools are not asked about")
 	var sources []string
@@ -334,7 +334,7 @@ func TestRunMaxTurns(t *testing.T) {
 		ag, store := newAgent(script, addTool())
 		ag.MaxTurns = 3
 		ag.NoFinalAnswer = noFinal
-		events, err, msgs := runAgent(t, ag, store, "loop")
+		events, msgs, err := runAgent(t, ag, store, "loop")
 		require.NoError(t, err)
 		done, _ := agenttest.Done(events)
 		assert.Equal(t, agentrt.StopMaxTurns, done.Reason)
@@ -371,7 +371,7 @@ func TestRunParallelReadOnlyInOrder(t *testing.T) {
 		agenttest.CallTools(agenttest.ToolUse("slow", `{"n":1}`), agenttest.ToolUse("slow", `{"n":2}`), agenttest.ToolUse("slow", `{"n":3}`)),
 		agenttest.Reply("done"))
 	ag, store := newAgent(script, slow)
-	events, err, msgs := runAgent(t, ag, store, "go")
+	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	res := lastResults(events)
 	require.Len(t, res, 3)
@@ -406,7 +406,7 @@ func TestRunWriteToolsSequential(t *testing.T) {
 		agenttest.Reply("done"))
 	ag, store := newAgent(script, write)
 	ag.Permission = agentrt.AllowAll()
-	_, err, _ := runAgent(t, ag, store, "go")
+	_, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"1", "2", "3"}, order)
 	assert.Equal(t, int32(1), maxRunning.Load())
@@ -420,7 +420,7 @@ func TestRunToolTimeout(t *testing.T) {
 	}, agentrt.ReadOnly(), agentrt.WithTimeout(time.Millisecond))
 	script := agenttest.Script(agenttest.CallTool("hang", `{}`), agenttest.Reply("gave up"))
 	ag, store := newAgent(script, hang)
-	events, err, _ := runAgent(t, ag, store, "go")
+	events, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	res := lastResults(events)
 	require.Len(t, res, 1)
@@ -487,7 +487,7 @@ func TestRunPlannerErrorLeavesSessionValid(t *testing.T) {
 	boom := errors.New("model exploded")
 	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Fail(boom))
 	ag, store := newAgent(script, addTool())
-	events, err, msgs := runAgent(t, ag, store, "go")
+	events, msgs, err := runAgent(t, ag, store, "go")
 	require.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "planner (turn 2)")
 	done, ok := agenttest.Done(events)
@@ -569,7 +569,7 @@ func TestRunStreamsTextDeltas(t *testing.T) {
 	t.Parallel()
 	script := agenttest.Script(agenttest.StreamReply("Hel", "lo"))
 	ag, store := newAgent(script)
-	events, err, _ := runAgent(t, ag, store, "hi")
+	events, _, err := runAgent(t, ag, store, "hi")
 	require.NoError(t, err)
 	deltas := agenttest.Filter[agentrt.TextDelta](events)
 	require.Len(t, deltas, 2)
@@ -598,7 +598,7 @@ func TestRunUsageAccounting(t *testing.T) {
 		agenttest.CallTool("add", `{"a":1,"b":2}`).WithUsage(agentrt.Usage{InputTokens: 10, OutputTokens: 5}),
 		agenttest.Reply("3").WithUsage(agentrt.Usage{InputTokens: 20, OutputTokens: 2, CacheReadTokens: 8}))
 	ag, store := newAgent(script, addTool())
-	events, err, _ := runAgent(t, ag, store, "1+2")
+	events, _, err := runAgent(t, ag, store, "1+2")
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.Usage{InputTokens: 30, OutputTokens: 7, CacheReadTokens: 8}, done.Usage)

@@ -109,3 +109,44 @@ func BenchmarkRunLongSession(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunGuarded is BenchmarkRunLongSession with the window
+// compressor and the loop guard on, to show what they add per turn.
+func BenchmarkRunGuarded(b *testing.B) {
+	for _, turns := range []int{10, 1000} {
+		for _, guarded := range []bool{false, true} {
+			b.Run(fmt.Sprintf("turns=%d/guarded=%v", turns, guarded), func(b *testing.B) {
+				ctx := context.Background()
+				reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("done"))}
+				calls := make([]*agentrt.ModelResponse, turns+1)
+				for i := range calls {
+					calls[i] = &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
+						agentrt.ToolUseBlock("c", "add", json.RawMessage(fmt.Sprintf(`{"a":%d,"b":40}`, i))))}
+				}
+				planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+					if req.Turn > turns {
+						return reply, nil
+					}
+					return calls[req.Turn], nil
+				})
+				store := agentrt.NewMemoryStore()
+				ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
+				ag.LoopGuard.Disabled = !guarded
+				if guarded {
+					ag.Compressor = agentrt.Window{}
+					ag.ContextTokens = 4000
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = store.Delete(ctx, "s")
+					for _, err := range ag.Run(ctx, "s", "go") {
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+			})
+		}
+	}
+}

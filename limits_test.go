@@ -26,7 +26,7 @@ func TestLoopGuardWarnsThenStops(t *testing.T) {
 	t.Parallel()
 	script := agenttest.Script(repeat(6, func(int) agenttest.Step { return agenttest.CallTool("add", `{"a":1, "b":2}`) })...)
 	ag, store := newAgent(script, addTool())
-	events, err, _ := runAgent(t, ag, store, "go")
+	events, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	res := lastResults(events)
 	require.Len(t, res, 5, "stopped at the 5th identical call")
@@ -49,7 +49,7 @@ func TestLoopGuardPingPong(t *testing.T) {
 		return agenttest.CallTool("add", `{"b":4,"a":3}`)
 	})...)
 	ag, store := newAgent(script, addTool())
-	events, err, _ := runAgent(t, ag, store, "go")
+	events, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopLoopDetected, done.Reason)
@@ -63,7 +63,7 @@ func TestLoopGuardNoFalsePositive(t *testing.T) {
 	steps := repeat(10, func(int) agenttest.Step { return agenttest.CallTool("next", `{}`) })
 	script := agenttest.Script(append(steps, agenttest.Reply("counted"))...)
 	ag, store := newAgent(script, counter)
-	events, err, _ := runAgent(t, ag, store, "count")
+	events, _, err := runAgent(t, ag, store, "count")
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopComplete, done.Reason)
@@ -74,7 +74,7 @@ func TestLoopGuardNoFalsePositive(t *testing.T) {
 	script = agenttest.Script(append(repeat(6, func(int) agenttest.Step { return agenttest.CallTool("add", `{"a":1,"b":2}`) }), agenttest.Reply("ok"))...)
 	ag, store = newAgent(script, addTool())
 	ag.LoopGuard.Disabled = true
-	events, err, _ = runAgent(t, ag, store, "go")
+	events, _, err = runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	done, _ = agenttest.Done(events)
 	assert.Equal(t, agentrt.StopComplete, done.Reason)
@@ -87,7 +87,7 @@ func TestToolOutputTruncated(t *testing.T) {
 	script := agenttest.Script(agenttest.CallTool("big", `{}`), agenttest.Reply("ok"))
 	ag, store := newAgent(script, tool)
 	ag.MaxToolOutput = 51
-	events, err, msgs := runAgent(t, ag, store, "go")
+	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	res := lastResults(events)
 	require.Len(t, res, 1)
@@ -104,7 +104,7 @@ func TestPlannerRetriedOnTransientError(t *testing.T) {
 	t.Parallel()
 	script := agenttest.Script(agenttest.Fail(rateLimited()), agenttest.Reply("ok after retry"))
 	ag, store := newAgent(script)
-	events, err, _ := runAgent(t, ag, store, "go")
+	events, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	retries := agenttest.Filter[agentrt.PlannerRetry](events)
 	require.Len(t, retries, 1)
@@ -119,7 +119,7 @@ func TestPlannerErrorNotRetryable(t *testing.T) {
 	bad := &agentrt.ProviderError{Provider: "fake", StatusCode: 400, Kind: agentrt.ErrInvalidRequest, Message: "bad schema"}
 	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Fail(bad), agenttest.Reply("never"))
 	ag, store := newAgent(script, addTool())
-	events, err, msgs := runAgent(t, ag, store, "go")
+	events, msgs, err := runAgent(t, ag, store, "go")
 	require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
 	var pe *agentrt.ProviderError
 	require.ErrorAs(t, err, &pe)
@@ -130,7 +130,7 @@ func TestPlannerErrorNotRetryable(t *testing.T) {
 	script = agenttest.Script(agenttest.Fail(rateLimited()), agenttest.Fail(rateLimited()), agenttest.Reply("never"))
 	ag, store = newAgent(script)
 	ag.Retry.MaxAttempts = 2
-	events, err, _ = runAgent(t, ag, store, "go")
+	events, _, err = runAgent(t, ag, store, "go")
 	require.ErrorIs(t, err, agentrt.ErrRateLimited)
 	assert.Len(t, agenttest.Filter[agentrt.PlannerRetry](events), 1)
 }
@@ -145,7 +145,7 @@ func TestBudgetTokensWithFinalAnswer(t *testing.T) {
 	)
 	ag, store := newAgent(script, addTool())
 	ag.Budget = agentrt.Budget{MaxTokens: 1000}
-	events, err, _ := runAgent(t, ag, store, "go")
+	events, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopBudgetExceeded, done.Reason)
@@ -164,7 +164,7 @@ func TestBudgetCostFinalAnswerMayNotCallTools(t *testing.T) {
 	)
 	ag, store := newAgent(script, addTool())
 	ag.Budget = agentrt.Budget{MaxCost: 2, Prices: agentrt.Prices{Input: 2.5}}
-	events, err, msgs := runAgent(t, ag, store, "go")
+	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopBudgetExceeded, done.Reason)
@@ -181,7 +181,7 @@ func TestBudgetTime(t *testing.T) {
 	script := agenttest.Script(agenttest.CallTool("hang", `{}`), agenttest.Reply("never"))
 	ag, store := newAgent(script, hang)
 	ag.Budget.MaxDuration = time.Millisecond
-	events, err, msgs := runAgent(t, ag, store, "go")
+	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err, "a budget stop is not an error of the run")
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopBudgetExceeded, done.Reason)

@@ -34,7 +34,7 @@ import (
 // kept apart by the runtime through [Locker] when the store implements it.
 //
 // Optional abilities, found by type assertion: [Locker], [RecordAppender],
-// [Syncer].
+// [Syncer], [RecordLoader].
 type SessionStore interface {
 	Append(ctx context.Context, sessionID string, msg Message) error
 	Load(ctx context.Context, sessionID string) ([]Message, error)
@@ -83,6 +83,13 @@ type RecordAppender interface {
 	AppendRecord(ctx context.Context, sessionID string, rec Record) error
 }
 
+// RecordLoader is implemented by stores that can return a session's
+// non-message records, in the order they were appended. The runtime uses it
+// to find the last compaction of a resumed session.
+type RecordLoader interface {
+	LoadRecords(ctx context.Context, sessionID string) ([]Record, error)
+}
+
 // Syncer is implemented by stores that buffer writes. The runtime calls
 // Sync at the end of every turn.
 type Syncer interface {
@@ -119,7 +126,8 @@ func ValidateSessionID(id string) error {
 }
 
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
-// and the store of tests. It implements [Locker] and [RecordAppender].
+// and the store of tests. It implements [Locker], [RecordAppender] and
+// [RecordLoader].
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -247,6 +255,14 @@ func (s *MemoryStore) AppendRecord(_ context.Context, sessionID string, rec Reco
 	ss := s.session(sessionID, true)
 	ss.records = append(ss.records, rec)
 	return nil
+}
+
+// LoadRecords returns the session's non-message records; see [RecordLoader].
+func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record, error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	return s.Records(sessionID), nil
 }
 
 // Records returns the session's non-message records, in order.

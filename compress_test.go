@@ -1,0 +1,158 @@
+package agentrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// longPlanner calls add turns times, then answers; check sees every request.
+func longPlanner(turns int, check func(req *agentrt.ModelRequest)) agentrt.Planner {
+	return agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		check(req)
+		if req.Turn > turns {
+			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("done"))}, nil
+		}
+		in := fmt.Sprintf(`{"a":%d,"b":1}`, req.Turn)
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
+			agentrt.TextBlock("adding"),
+			agentrt.ToolUseBlock(fmt.Sprintf("c%d", req.Turn), "add", json.RawMessage(in)))}, nil
+	})
+}
+
+func TestWindowKeepsLongSessionInBudget(t *testing.T) {
+	t.Parallel()
+	const budget = 1500
+	maxSeen := 0
+	var problems []string
+	planner := longPlanner(500, func(req *agentrt.ModelRequest) {
+		n := agentrt.EstimateTokens(req.Messages)
+		maxSeen = max(maxSeen, n)
+		if n > budget {
+			problems = append(problems, fmt.Sprintf("turn %d: %d tokens", req.Turn, n))
+		}
+		if err := agenttest.CheckInvariants(req.Messages); err != nil {
+			problems = append(problems, fmt.Sprintf("turn %d: %v", req.Turn, err))
+		}
+		if !strings.HasPrefix(req.Messages[0].Content, "the goal") {
+			problems = append(problems, fmt.Sprintf("turn %d: goal lost", req.Turn))
+		}
+		if len(req.Messages) > 1 && req.Messages[1].Role != agentrt.RoleAssistant {
+			problems = append(problems, fmt.Sprintf("turn %d: roles do not alternate", req.Turn))
+		}
+	})
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 501,
+		Compressor: agentrt.Window{}, ContextTokens: budget}
+	events, err := agenttest.Collect(ag.Run(context.Background(), "long", "the goal: add many numbers"))
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Greater(t, maxSeen, budget/2, "the window uses its budget")
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, agentrt.StopComplete, done.Reason)
+	msgs, _ := store.Load(context.Background(), "long")
+	assert.Len(t, msgs, 1+500*2+1, "the store keeps everything")
+}
+
+func TestWindowMaxMessages(t *testing.T) {
+	t.Parallel()
+	var last []agentrt.Message
+	planner := longPlanner(10, func(req *agentrt.ModelRequest) { last = req.Messages })
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Compressor: agentrt.Window{MaxMessages: 4}}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "goal"))
+	require.NoError(t, err)
+	require.Len(t, last, 5)
+	assert.Equal(t, "goal\n\n[agentrt: 16 earlier messages of this conversation are not shown]", last[0].Content)
+	agenttest.AssertInvariants(t, last)
+}
+
+// summaryProvider answers summarizing calls with a numbered summary.
+type summaryProvider struct{ calls atomic.Int32 }
+
+func (p *summaryProvider) Generate(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	n := p.calls.Add(1)
+	return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprintf("summary #%d", n)))}, nil
+}
+
+func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
+	t.Parallel()
+	sp := &summaryProvider{}
+	var views [][]agentrt.Message
+	planner := longPlanner(40, func(req *agentrt.ModelRequest) { views = append(views, req.Messages) })
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 41,
+		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 400}}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "the goal"))
+	require.NoError(t, err)
+	calls := int(sp.calls.Load())
+	assert.GreaterOrEqual(t, calls, 2)
+	assert.Less(t, calls, 12, "a summary is reused until the threshold is passed again, not made every turn")
+	compactions := 0
+	for _, r := range store.Records("s") {
+		if r.Kind == agentrt.RecordCompaction {
+			compactions++
+		}
+	}
+	assert.Equal(t, calls, compactions, "every summary is recorded in the session")
+	lastView := views[len(views)-1]
+	assert.Contains(t, lastView[0].Content, fmt.Sprintf("summary #%d", calls))
+	agenttest.AssertInvariants(t, lastView)
+	assert.LessOrEqual(t, agentrt.EstimateTokens(lastView), 400+100)
+
+	// A new run on the same session starts from the recorded summary.
+	views = nil
+	planner2 := agenttest.Script(agenttest.Reply("resumed"))
+	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner2, Store: store,
+		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 400}}
+	_, err = agenttest.Collect(ag2.Run(context.Background(), "s", "and now?"))
+	require.NoError(t, err)
+	assert.Equal(t, calls, int(sp.calls.Load()), "no new summary on resume")
+	first := planner2.Requests()[0].Messages
+	assert.Contains(t, first[0].Content, fmt.Sprintf("summary #%d", calls))
+	assert.Equal(t, "and now?", first[len(first)-1].Content)
+}
+
+func TestContextLengthErrorCompactsAndRetries(t *testing.T) {
+	t.Parallel()
+	tooLong := &agentrt.ProviderError{Provider: "fake", StatusCode: 400, Kind: agentrt.ErrContextLength}
+	var sizes []int
+	steps := []agenttest.Step{}
+	for i := range 6 {
+		steps = append(steps, agenttest.CallTool("add", fmt.Sprintf(`{"a":%d,"b":1}`, i+1)))
+	}
+	steps = append(steps,
+		agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			sizes = append(sizes, len(req.Messages))
+			return nil, tooLong
+		}),
+		agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			sizes = append(sizes, len(req.Messages))
+			if err := agenttest.CheckInvariants(req.Messages); err != nil {
+				return nil, err
+			}
+			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("fits now"))}, nil
+		}))
+	script := agenttest.Script(steps...)
+	ag, store := newAgent(script, addTool())
+	events, _, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, "fits now", done.FinalText)
+	require.Len(t, sizes, 2)
+	assert.Less(t, sizes[1], sizes[0], "the retry sent a compacted history")
+
+	// A second context-length error ends the run with a typed error.
+	script = agenttest.Script(agenttest.Fail(tooLong), agenttest.Fail(tooLong))
+	ag, store = newAgent(script)
+	_, _, err = runAgent(t, ag, store, "go")
+	require.ErrorIs(t, err, agentrt.ErrContextLength)
+}
