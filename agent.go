@@ -86,6 +86,9 @@ type Agent struct {
 	// TokenCounter counts the tokens of messages for the Compressor; nil
 	// means EstimateTokens.
 	TokenCounter func([]Message) int
+	// Hooks are called around runs, turns, planner calls and tool calls;
+	// see Hooks. With none, the hook machinery costs nothing.
+	Hooks []Hooks
 	// NoFinalAnswer turns off the last planner call, asking for an answer
 	// without tools, that a run makes when it reaches MaxTurns or its token
 	// or cost budget.
@@ -229,9 +232,12 @@ type run struct {
 	notes   map[string]string // tool_use id → why it must not run (see sanitize)
 	onText  func(string)
 	loops   loopState
-	looping int         // highest repeat count seen this turn
-	compact *Compaction // the session's last compaction
-	final   string      // a note for the system prompt of the final-answer call
+	looping int // highest repeat count seen this turn
+	info    RunInfo
+	started bool            // run-start hooks were called
+	turnCtx context.Context // the context of the current turn (hooks may extend it)
+	compact *Compaction     // the session's last compaction
+	final   string          // a note for the system prompt of the final-answer call
 }
 
 // storeCtx is the context of store writes: they must happen even after the
@@ -258,10 +264,15 @@ func (r *run) emit(ev Event) bool {
 
 // finish emits Done and, for a failed run, the error.
 func (r *run) finish(reason StopReason, text string, err error) {
+	done := Done{Reason: reason, FinalText: text, Usage: r.usage, Turns: r.turns}
+	if r.started && len(r.agent.Hooks) > 0 {
+		r.started = false
+		r.runEndHooks(done, err)
+	}
 	if r.stopped {
 		return
 	}
-	if !r.yield(Done{Reason: reason, FinalText: text, Usage: r.usage, Turns: r.turns}, nil) {
+	if !r.yield(done, nil) {
 		r.stopped = true
 		return
 	}
@@ -305,22 +316,39 @@ func (r *run) main(input string) {
 		return
 	}
 	r.onText = func(delta string) { r.emit(TextDelta{Turn: r.turn, Text: delta}) }
+	r.turnCtx = r.ctx
+	if len(r.agent.Hooks) > 0 {
+		r.info = RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: time.Now()}
+		if d, ok := r.agent.Planner.(Describer); ok {
+			r.info.Provider = d.Describe()
+		}
+		r.started = true
+		r.runStartHooks()
+	}
 
 	for r.turn = 1; r.turn <= r.p.maxTurns; r.turn++ {
 		if r.ctx.Err() != nil {
 			r.stopCancelled()
 			return
 		}
+		r.turnCtx = r.ctx
+		if len(r.agent.Hooks) > 0 {
+			r.turnCtx = r.turnStartHooks()
+		}
 		msg, ok := r.plan()
 		if !ok {
+			r.endTurn()
 			return
 		}
 		if !msg.HasToolUse() {
+			r.endTurn()
 			r.sync()
 			r.finish(StopComplete, msg.Text(), nil)
 			return
 		}
-		if !r.runTools(msg) {
+		ok = r.runTools(msg)
+		r.endTurn()
+		if !ok {
 			return
 		}
 		if r.ctx.Err() != nil {
@@ -337,6 +365,13 @@ func (r *run) main(input string) {
 		}
 	}
 	r.stopWithFinalAnswer(StopMaxTurns, fmt.Sprintf("The run stopped after %d turns without a final answer (max_turns).", r.p.maxTurns))
+}
+
+func (r *run) endTurn() {
+	if len(r.agent.Hooks) > 0 {
+		r.turnEndHooks(r.turnCtx)
+	}
+	r.turnCtx = r.ctx
 }
 
 // stopWithFinalAnswer ends a run that reached a limit: unless
@@ -530,9 +565,20 @@ func (r *run) plan() (msg Message, ok bool) {
 			Tools:     r.p.specs,
 			OnText:    r.onText,
 		}
-		resp, err = r.agent.Planner.Plan(r.ctx, &r.req)
+		planCtx := r.turnCtx
+		if len(r.agent.Hooks) > 0 {
+			var herr error
+			if planCtx, herr = r.beforePlan(planCtx, &r.req); herr != nil {
+				r.finish(StopError, "The run stopped: a hook refused the planner call.", herr)
+				return Message{}, false
+			}
+		}
+		resp, err = r.agent.Planner.Plan(planCtx, &r.req)
 		if err == nil && resp == nil {
 			err = errors.New("planner returned no response")
+		}
+		if len(r.agent.Hooks) > 0 {
+			r.afterPlan(planCtx, &r.req, resp, err)
 		}
 		if err != nil && !compacted && errors.Is(err, ErrContextLength) && r.ctx.Err() == nil && !r.stopped {
 			// Too long for the model: compact harder and try once more.
@@ -563,6 +609,7 @@ func (r *run) plan() (msg Message, ok bool) {
 		return Message{}, false
 	}
 	if r.stopped { // the consumer broke out during streaming
+		r.stopCancelled()
 		return Message{}, false
 	}
 	r.turns++
@@ -676,6 +723,9 @@ type call struct {
 	result Message
 	err    error
 	dur    time.Duration
+	ctx    context.Context // the tool's context, when a hook extended it
+	inv    *ToolInvocation // for AfterTool hooks
+	herrs  []*HookError    // AfterTool failures, reported by finishCall
 }
 
 // runTools handles every tool_use of msg and appends the results in order.
@@ -812,6 +862,24 @@ func (r *run) check(c *call) {
 		r.decide(c, reason, nil)
 		return
 	}
+	if len(r.agent.Hooks) > 0 {
+		inv := &ToolInvocation{SessionID: r.sessionID, Turn: r.turn, ToolUseID: c.use.ID, Tool: c.spec, Input: in, RawInput: c.use.Input}
+		ctx, reason, herr := r.beforeTool(r.turnCtx, inv)
+		if herr != nil {
+			r.hookFailed(herr)
+		}
+		if reason != "" {
+			d := Decision{Reason: reason, Source: "hook"}
+			r.emit(PermissionDecision{Turn: r.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+			if err := r.record(RecordPermission, permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Reason: reason, Source: "hook"}); err != nil {
+				reason = "permission denied: the decision could not be recorded"
+			}
+			r.decide(c, reason, &BlockedError{Reason: reason})
+			return
+		}
+		in = inv.Input
+		c.ctx, c.inv = ctx, inv
+	}
 	c.input = in
 }
 
@@ -873,7 +941,10 @@ func (r *run) execute(c *call) {
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 		return
 	}
-	ctx := r.ctx
+	ctx := r.turnCtx
+	if c.ctx != nil {
+		ctx = c.ctx
+	}
 	timeout := c.spec.Timeout
 	if timeout == 0 {
 		timeout = r.agent.ToolTimeout
@@ -884,6 +955,10 @@ func (r *run) execute(c *call) {
 		defer cancel()
 	}
 	start := time.Now()
+	if c.inv != nil {
+		c.inv.Start = start
+		defer r.afterToolHooks(ctx, c)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			c.dur = time.Since(start)
@@ -911,10 +986,21 @@ func (r *run) execute(c *call) {
 	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 }
 
+// afterToolHooks lets the AfterTool hooks see and change c's result. It
+// runs on the tool's goroutine; failures are kept for finishCall.
+func (r *run) afterToolHooks(ctx context.Context, c *call) {
+	out := ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Err: c.err, Duration: c.dur}
+	c.herrs = r.afterTool(ctx, c.inv, &out)
+	c.result.Content, c.result.IsError = out.Content, out.IsError
+}
+
 // finishCall appends a call's result and emits it. It returns false when
 // the run has ended (store failure); a stopped consumer does not end the
 // appending of results.
 func (r *run) finishCall(c *call) bool {
+	for _, herr := range c.herrs {
+		r.hookFailed(herr)
+	}
 	var full string
 	limit := r.agent.MaxToolOutput
 	if limit == 0 {

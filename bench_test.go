@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"testing"
 
@@ -147,6 +148,24 @@ func BenchmarkRunGuarded(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
 			})
+		}
+	}
+}
+
+// BenchmarkRunToolTurnLogged is BenchmarkRunToolTurn with the slog hooks
+// on a handler that discards everything, to measure the hooks' overhead.
+func BenchmarkRunToolTurnLogged(b *testing.B) {
+	ctx := context.Background()
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store,
+		Hooks: []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.DiscardHandler))}}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = store.Delete(ctx, "s")
+		for _, err := range ag.Run(ctx, "s", "What is 2+40?") {
+			if err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

@@ -1,0 +1,282 @@
+package agentrt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Hooks are functions the runtime calls around each run, turn, planner
+// call and tool call: to observe (logs, traces, metrics), to change a
+// request, an input or a result, or to block a tool call. Every field is
+// optional. Agent.Hooks holds several; Before and start hooks run in order,
+// After and end hooks in reverse order, like nested middleware.
+//
+// A context returned by a Before or start hook replaces the one passed on:
+// a tracing hook puts its span there, so that the planner call or the tool
+// (and the tool's own spans) run under it, and the matching After or end
+// hook receives it.
+//
+// Failures are contained. A hook that panics is recovered; the failure
+// is reported as a [HookError] event and the run goes on, except that a
+// failing BeforeTool blocks its call (fail closed) and a failing BeforePlan
+// ends the run with its error. The invariants hold either way.
+type Hooks struct {
+	// OnRunStart is called once the session is loaded, before the first turn.
+	OnRunStart func(ctx context.Context, run *RunInfo) context.Context
+	// OnRunEnd is called with the run's Done event and its error, if any.
+	OnRunEnd func(ctx context.Context, run *RunInfo, done Done, err error)
+	// OnTurnStart and OnTurnEnd bracket a turn: one planner call and the
+	// tools it asks for.
+	OnTurnStart func(ctx context.Context, run *RunInfo, turn int) context.Context
+	OnTurnEnd   func(ctx context.Context, run *RunInfo, turn int)
+	// BeforePlan may change the request (not its Messages slice's
+	// elements, which belong to the session). An error ends the run.
+	BeforePlan func(ctx context.Context, req *ModelRequest) (context.Context, error)
+	// AfterPlan sees the response or the error of each planner attempt and
+	// may change the response.
+	AfterPlan func(ctx context.Context, req *ModelRequest, resp *ModelResponse, err error)
+	// BeforeTool is called after the permission checker allowed a call,
+	// before it runs; it may replace call.Input. Returning [BlockCall](reason)
+	// stops the call: the model sees reason, and the block is reported and
+	// recorded like a permission denial (Source "hook").
+	BeforeTool func(ctx context.Context, call *ToolInvocation) (context.Context, error)
+	// AfterTool sees each executed call's result and may change it.
+	AfterTool func(ctx context.Context, call *ToolInvocation, result *ToolOutcome)
+}
+
+// RunInfo describes a run to hooks.
+type RunInfo struct {
+	Agent     string // Agent.Name
+	SessionID string
+	Input     string
+	// Provider is what the planner reports of itself (see Describer), or
+	// the zero value.
+	Provider ProviderInfo
+	// Start is when the run started.
+	Start time.Time
+}
+
+// ToolInvocation describes a tool call to hooks.
+type ToolInvocation struct {
+	SessionID string
+	Turn      int
+	ToolUseID string
+	Tool      ToolSpec
+	// Input is the decoded input the tool will get; BeforeTool may replace
+	// it with a value of the same type.
+	Input    any
+	RawInput []byte
+	// Start is when the call started running (set for AfterTool).
+	Start time.Time
+}
+
+// ToolOutcome is a tool call's result as AfterTool sees it.
+type ToolOutcome struct {
+	// Content and IsError are what the model will see; a hook may change
+	// them.
+	Content string
+	IsError bool
+	// Err is the failure behind an error result (a *ToolError).
+	Err error
+	// Duration is how long Execute took.
+	Duration time.Duration
+}
+
+// BlockedError is returned by a BeforeTool hook to stop a call.
+type BlockedError struct{ Reason string }
+
+func (e *BlockedError) Error() string { return "blocked: " + e.Reason }
+
+// BlockCall returns the error a BeforeTool hook returns to stop a call; the
+// model sees reason.
+func BlockCall(reason string) error { return &BlockedError{Reason: reason} }
+
+// HookError reports a hook that failed or panicked.
+type HookError struct {
+	// Stage is the hook's field name: "BeforeTool", "OnRunEnd", ...
+	Stage string
+	// Index is the position of the Hooks in Agent.Hooks.
+	Index int
+	Err   error
+}
+
+func (e *HookError) Error() string {
+	return fmt.Sprintf("agentrt: hook %d %s: %v", e.Index, e.Stage, e.Err)
+}
+
+func (e *HookError) Unwrap() error { return e.Err }
+
+// HookFailed is the event of a contained hook failure.
+type HookFailed struct {
+	Turn int
+	Err  *HookError
+}
+
+func (HookFailed) isEvent() {}
+
+// callHook runs f, turning a panic into an error.
+func callHook(stage string, i int, f func() error) (err *HookError) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &HookError{Stage: stage, Index: i, Err: &PanicError{Value: v, Stack: debug.Stack()}}
+		}
+	}()
+	if e := f(); e != nil {
+		return &HookError{Stage: stage, Index: i, Err: e}
+	}
+	return nil
+}
+
+// hookFailed reports a contained failure. It may be called from a tool
+// goroutine only through r.note.
+func (r *run) hookFailed(err *HookError) {
+	r.emit(HookFailed{Turn: r.turn, Err: err})
+}
+
+func (r *run) runStartHooks() {
+	for i, h := range r.agent.Hooks {
+		if h.OnRunStart == nil {
+			continue
+		}
+		ctx := r.ctx
+		if err := callHook("OnRunStart", i, func() error {
+			if c := h.OnRunStart(ctx, &r.info); c != nil {
+				ctx = c
+			}
+			return nil
+		}); err != nil {
+			r.hookFailed(err)
+			continue
+		}
+		r.ctx = ctx
+	}
+}
+
+func (r *run) runEndHooks(done Done, runErr error) {
+	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
+		h := r.agent.Hooks[i]
+		if h.OnRunEnd == nil {
+			continue
+		}
+		if err := callHook("OnRunEnd", i, func() error { h.OnRunEnd(r.ctx, &r.info, done, runErr); return nil }); err != nil {
+			r.hookFailed(err)
+		}
+	}
+}
+
+// turnStartHooks returns the turn's context.
+func (r *run) turnStartHooks() context.Context {
+	ctx := r.ctx
+	for i, h := range r.agent.Hooks {
+		if h.OnTurnStart == nil {
+			continue
+		}
+		if err := callHook("OnTurnStart", i, func() error {
+			if c := h.OnTurnStart(ctx, &r.info, r.turn); c != nil {
+				ctx = c
+			}
+			return nil
+		}); err != nil {
+			r.hookFailed(err)
+		}
+	}
+	return ctx
+}
+
+func (r *run) turnEndHooks(ctx context.Context) {
+	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
+		h := r.agent.Hooks[i]
+		if h.OnTurnEnd == nil {
+			continue
+		}
+		if err := callHook("OnTurnEnd", i, func() error { h.OnTurnEnd(ctx, &r.info, r.turn); return nil }); err != nil {
+			r.hookFailed(err)
+		}
+	}
+}
+
+// beforePlan runs the BeforePlan hooks; an error ends the run.
+func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Context, error) {
+	for i, h := range r.agent.Hooks {
+		if h.BeforePlan == nil {
+			continue
+		}
+		if err := callHook("BeforePlan", i, func() error {
+			c, err := h.BeforePlan(ctx, req)
+			if c != nil {
+				ctx = c
+			}
+			return err
+		}); err != nil {
+			return ctx, err
+		}
+	}
+	return ctx, nil
+}
+
+func (r *run) afterPlan(ctx context.Context, req *ModelRequest, resp *ModelResponse, planErr error) {
+	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
+		h := r.agent.Hooks[i]
+		if h.AfterPlan == nil {
+			continue
+		}
+		if err := callHook("AfterPlan", i, func() error { h.AfterPlan(ctx, req, resp, planErr); return nil }); err != nil {
+			r.hookFailed(err)
+		}
+	}
+}
+
+// beforeTool runs the BeforeTool hooks for an allowed call. It returns the
+// context for the tool, or the reason the call is blocked.
+func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Context, string, *HookError) {
+	for i, h := range r.agent.Hooks {
+		if h.BeforeTool == nil {
+			continue
+		}
+		if err := callHook("BeforeTool", i, func() error {
+			c, err := h.BeforeTool(ctx, inv)
+			if c != nil {
+				ctx = c
+			}
+			return err
+		}); err != nil {
+			var be *BlockedError
+			if errors.As(err.Err, &be) {
+				return ctx, be.Reason, nil
+			}
+			return ctx, fmt.Sprintf("blocked: a hook failed: %v", err.Err), err
+		}
+	}
+	return ctx, "", nil
+}
+
+// afterTool runs the AfterTool hooks; failures are returned to be reported
+// by the run's goroutine.
+func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*HookError {
+	var errs []*HookError
+	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
+		h := r.agent.Hooks[i]
+		if h.AfterTool == nil {
+			continue
+		}
+		if err := callHook("AfterTool", i, func() error { h.AfterTool(ctx, inv, out); return nil }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// ProviderMiddleware wraps a Provider, for what a hook does not fit:
+// caching, request rewriting, fallbacks between providers.
+type ProviderMiddleware func(Provider) Provider
+
+// WrapProvider returns p wrapped by mws, the first outermost.
+func WrapProvider(p Provider, mws ...ProviderMiddleware) Provider {
+	for i := len(mws) - 1; i >= 0; i-- {
+		p = mws[i](p)
+	}
+	return p
+}

@@ -1,0 +1,229 @@
+package agentrt_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// recordingHooks appends "name:stage" to log for every hook call.
+func recordingHooks(name string, log *[]string, mu *sync.Mutex) agentrt.Hooks {
+	add := func(s string) { mu.Lock(); *log = append(*log, name+":"+s); mu.Unlock() }
+	return agentrt.Hooks{
+		OnRunStart:  func(ctx context.Context, _ *agentrt.RunInfo) context.Context { add("run-start"); return ctx },
+		OnRunEnd:    func(context.Context, *agentrt.RunInfo, agentrt.Done, error) { add("run-end") },
+		OnTurnStart: func(ctx context.Context, _ *agentrt.RunInfo, _ int) context.Context { add("turn-start"); return ctx },
+		OnTurnEnd:   func(context.Context, *agentrt.RunInfo, int) { add("turn-end") },
+		BeforePlan: func(ctx context.Context, _ *agentrt.ModelRequest) (context.Context, error) {
+			add("before-plan")
+			return ctx, nil
+		},
+		AfterPlan: func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { add("after-plan") },
+		BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
+			add("before-tool")
+			return ctx, nil
+		},
+		AfterTool: func(context.Context, *agentrt.ToolInvocation, *agentrt.ToolOutcome) { add("after-tool") },
+	}
+}
+
+func TestHooksOrderAndComposition(t *testing.T) {
+	t.Parallel()
+	var log []string
+	var mu sync.Mutex
+	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("3"))
+	ag, store := newAgent(script, addTool())
+	ag.Hooks = []agentrt.Hooks{recordingHooks("A", &log, &mu), recordingHooks("B", &log, &mu)}
+	_, _, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"A:run-start", "B:run-start",
+		"A:turn-start", "B:turn-start", "A:before-plan", "B:before-plan", "B:after-plan", "A:after-plan",
+		"A:before-tool", "B:before-tool", "B:after-tool", "A:after-tool", "B:turn-end", "A:turn-end",
+		"A:turn-start", "B:turn-start", "A:before-plan", "B:before-plan", "B:after-plan", "A:after-plan", "B:turn-end", "A:turn-end",
+		"B:run-end", "A:run-end",
+	}, log)
+}
+
+type ctxKey struct{}
+
+func TestHooksChangeRequestInputOutputAndContext(t *testing.T) {
+	t.Parallel()
+	var seenCtx any
+	tool := agentrt.NewTool("add", "Add.", func(ctx context.Context, in AddIn) (int, error) {
+		seenCtx = ctx.Value(ctxKey{})
+		return in.A + in.B, nil
+	}, agentrt.ReadOnly())
+	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("done"))
+	ag, store := newAgent(script, tool)
+	ag.Hooks = []agentrt.Hooks{{
+		BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
+			req.System += " (audited)"
+			return ctx, nil
+		},
+		BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+			in := call.Input.(AddIn)
+			in.B = 100
+			call.Input = in
+			return context.WithValue(ctx, ctxKey{}, "from hook"), nil
+		},
+		AfterTool: func(_ context.Context, _ *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
+			out.Content = "result: " + out.Content
+		},
+	}}
+	events, msgs, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	assert.Equal(t, "test (audited)", script.Requests()[0].System)
+	assert.Equal(t, "from hook", seenCtx, "the hook's context reaches the tool")
+	assert.Equal(t, "result: 101", msgs[2].Content)
+	assert.Equal(t, "result: 101", lastResults(events)[0].Message.Content)
+}
+
+func TestHookBlocksToolCall(t *testing.T) {
+	t.Parallel()
+	var ran bool
+	tool := agentrt.NewTool("add", "Add.", func(ctx context.Context, in AddIn) (int, error) { ran = true; return 0, nil }, agentrt.ReadOnly())
+	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("ok"))
+	ag, store := newAgent(script, tool)
+	ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+		return ctx, agentrt.BlockCall("additions are paused for maintenance")
+	}}}
+	events, msgs, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	assert.False(t, ran)
+	assert.Equal(t, agentrt.NewToolResult("call_1", "additions are paused for maintenance", true), msgs[2])
+	decisions := agenttest.Filter[agentrt.PermissionDecision](events)
+	require.Len(t, decisions, 2)
+	assert.Equal(t, "hook", decisions[1].Decision.Source)
+	assert.False(t, decisions[1].Decision.Allow)
+	var found bool
+	for _, r := range store.Records("s1") {
+		if r.Kind == agentrt.RecordPermission && strings.Contains(string(r.Data), `"source":"hook"`) {
+			found = true
+		}
+	}
+	assert.True(t, found, "the block is recorded like a permission denial")
+}
+
+func TestPanickingHooksAreContained(t *testing.T) {
+	t.Parallel()
+	var ran bool
+	tool := agentrt.NewTool("add", "Add.", func(ctx context.Context, in AddIn) (int, error) { ran = true; return 3, nil }, agentrt.ReadOnly())
+	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("ok"))
+	ag, store := newAgent(script, tool)
+	ag.Hooks = []agentrt.Hooks{{
+		OnRunStart: func(context.Context, *agentrt.RunInfo) context.Context { panic("start") },
+		AfterPlan:  func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { panic("after plan") },
+		BeforeTool: func(context.Context, *agentrt.ToolInvocation) (context.Context, error) { panic("before tool") },
+		AfterTool:  func(context.Context, *agentrt.ToolInvocation, *agentrt.ToolOutcome) { panic("after tool") },
+		OnRunEnd:   func(context.Context, *agentrt.RunInfo, agentrt.Done, error) { panic("end") },
+	}}
+	events, msgs, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err, "a panicking hook does not end the run")
+	assert.False(t, ran, "a failing BeforeTool blocks its call")
+	assert.Contains(t, msgs[2].Content, "blocked: a hook failed: panic: before tool")
+	var stages []string
+	for _, f := range agenttest.Filter[agentrt.HookFailed](events) {
+		stages = append(stages, f.Err.Stage)
+		var pe *agentrt.PanicError
+		assert.ErrorAs(t, f.Err, &pe)
+	}
+	assert.Equal(t, []string{"OnRunStart", "AfterPlan", "BeforeTool", "AfterPlan", "OnRunEnd"}, stages)
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, agentrt.StopComplete, done.Reason)
+}
+
+func TestBeforePlanErrorEndsRun(t *testing.T) {
+	t.Parallel()
+	guard := errors.New("input refused by the content filter")
+	script := agenttest.Script(agenttest.Reply("never"))
+	ag, store := newAgent(script)
+	ag.Hooks = []agentrt.Hooks{{BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) { return ctx, guard }}}
+	_, _, err := runAgent(t, ag, store, "go")
+	require.ErrorIs(t, err, guard)
+	assert.Equal(t, 1, script.Remaining())
+}
+
+func TestWrapProvider(t *testing.T) {
+	t.Parallel()
+	var order []string
+	mw := func(name string) agentrt.ProviderMiddleware {
+		return func(next agentrt.Provider) agentrt.Provider {
+			return agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				order = append(order, name)
+				return next.Generate(ctx, req)
+			})
+		}
+	}
+	p := agentrt.WrapProvider(agenttest.Script(agenttest.Reply("hi")), mw("outer"), mw("inner"))
+	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", resp.Message.Text())
+	assert.Equal(t, []string{"outer", "inner"}, order)
+}
+
+func TestLogHooks(t *testing.T) {
+	t.Parallel()
+	run := func(level slog.Level) []map[string]any {
+		var buf bytes.Buffer
+		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level}))
+		fail := agentrt.NewTool("fail", "Fails.", func(context.Context, struct{}) (string, error) { return "", errors.New("disk full") }, agentrt.ReadOnly())
+		script := agenttest.Script(
+			agenttest.CallTools(agenttest.ToolUse("add", `{"a":1,"b":2}`), agenttest.ToolUse("fail", `{}`)).WithUsage(agentrt.Usage{InputTokens: 11, OutputTokens: 7}),
+			agenttest.Reply("secret answer 42"))
+		ag, store := newAgent(script, addTool(), fail)
+		ag.Name = "calc"
+		ag.Hooks = []agentrt.Hooks{agentrt.LogHooks(logger)}
+		_, _, err := runAgent(t, ag, store, "my private question")
+		require.NoError(t, err)
+		var recs []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m))
+			recs = append(recs, m)
+		}
+		return recs
+	}
+	recs := run(slog.LevelInfo)
+	require.Len(t, recs, 5)
+	assert.Equal(t, "agentrt: planner call", recs[0]["msg"])
+	assert.Equal(t, "INFO", recs[0]["level"])
+	assert.Equal(t, "s1", recs[0]["session"])
+	assert.EqualValues(t, 1, recs[0]["turn"])
+	assert.EqualValues(t, 11, recs[0]["input_tokens"])
+	assert.EqualValues(t, 2, recs[0]["tool_calls"])
+	// The two tools ran concurrently: their records come in either order.
+	tools := map[string]map[string]any{}
+	for _, r := range recs[1:3] {
+		assert.Equal(t, "agentrt: tool call", r["msg"])
+		tools[r["tool"].(string)] = r
+	}
+	require.Len(t, tools, 2)
+	assert.Equal(t, "INFO", tools["add"]["level"])
+	assert.Contains(t, tools["add"], "duration")
+	assert.Equal(t, "WARN", tools["fail"]["level"])
+	assert.Contains(t, tools["fail"]["error"], "disk full")
+	assert.Equal(t, "agentrt: run", recs[4]["msg"])
+	assert.Equal(t, "complete", recs[4]["reason"])
+	assert.Equal(t, "calc", recs[4]["agent"])
+	for _, r := range recs {
+		line, _ := json.Marshal(r)
+		assert.NotContains(t, string(line), "secret answer", "no content at Info")
+		assert.NotContains(t, string(line), "private question")
+	}
+	debug := run(slog.LevelDebug)
+	assert.Greater(t, len(debug), len(recs))
+	all, _ := json.Marshal(debug)
+	assert.Contains(t, string(all), "secret answer 42", "content at Debug")
+}
