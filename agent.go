@@ -183,6 +183,16 @@ func (a *Agent) prepare() *prepared {
 // Run waits for them, so no goroutine outlives the loop; every tool_use
 // already in the session still gets its (error) result in the store.
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
+	return a.run(ctx, sessionID, input, runOptions{})
+}
+
+// runOptions are what RunTyped and agent tools change about a run.
+type runOptions struct {
+	output     *outputSpec       // the final answer must pass this check
+	permission PermissionChecker // replaces the Agent's checker
+}
+
+func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOptions) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		p := a.prepare()
 		if p.err != nil {
@@ -203,6 +213,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Even
 		r := &run{
 			agent:     a,
 			p:         p,
+			opts:      opts,
 			ctx:       ctx,
 			cancel:    cancel,
 			sessionID: sessionID,
@@ -216,6 +227,8 @@ func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Even
 type run struct {
 	agent     *Agent
 	p         *prepared
+	opts      runOptions
+	outputTry int // corrective re-asks made for the output check
 	ctx       context.Context
 	cancel    context.CancelFunc
 	sessionID string
@@ -342,6 +355,21 @@ func (r *run) main(input string) {
 		}
 		if !msg.HasToolUse() {
 			r.endTurn()
+			if o := r.opts.output; o != nil {
+				if err := o.check(msg.Text()); err != nil {
+					if r.outputTry < o.retries() && r.turn < r.p.maxTurns {
+						r.outputTry++
+						if err := r.append(NewUserMessage(fmt.Sprintf(outputRetryText, err))); err != nil {
+							r.finish(StopError, "The run stopped: the session store failed.", err)
+							return
+						}
+						continue
+					}
+					r.sync()
+					r.finish(StopError, "The run stopped: the final answer did not match the expected output.", &OutputError{Raw: msg.Text(), Err: err})
+					return
+				}
+			}
 			r.sync()
 			r.finish(StopComplete, msg.Text(), nil)
 			return
@@ -546,6 +574,9 @@ const interruptedText = "interrupted: the previous run stopped before this tool 
 func (r *run) plan() (msg Message, ok bool) {
 	n := len(r.history)
 	system := r.agent.Instructions
+	if o := r.opts.output; o != nil {
+		system += o.instructions
+	}
 	if r.final != "" {
 		system += "\n\n" + r.final
 	}
@@ -564,6 +595,9 @@ func (r *run) plan() (msg Message, ok bool) {
 			Messages:  view,
 			Tools:     r.p.specs,
 			OnText:    r.onText,
+		}
+		if r.opts.output != nil {
+			r.req.ResponseSchema = r.opts.output.schema
 		}
 		planCtx := r.turnCtx
 		if len(r.agent.Hooks) > 0 {
@@ -715,17 +749,19 @@ func truncate(s string, n int) string {
 
 // call is one tool_use being handled.
 type call struct {
-	use    Block
-	tool   Tool
-	spec   ToolSpec
-	input  any
-	done   bool // result decided without running the tool
-	result Message
-	err    error
-	dur    time.Duration
-	ctx    context.Context // the tool's context, when a hook extended it
-	inv    *ToolInvocation // for AfterTool hooks
-	herrs  []*HookError    // AfterTool failures, reported by finishCall
+	use     Block
+	tool    Tool
+	spec    ToolSpec
+	input   any
+	done    bool // result decided without running the tool
+	result  Message
+	err     error
+	dur     time.Duration
+	ctx     context.Context // the tool's context, when a hook extended it
+	inv     *ToolInvocation // for AfterTool hooks
+	herrs   []*HookError    // AfterTool failures, reported by finishCall
+	pending []Event         // sub-agent events to yield before the result
+	inline  bool            // runs on the run's goroutine
 }
 
 // runTools handles every tool_use of msg and appends the results in order.
@@ -748,6 +784,7 @@ func (r *run) runTools(msg Message) bool {
 		r.check(c)
 		if c.done || !c.spec.ReadOnly || r.p.maxPar == 1 {
 			if !c.done {
+				c.inline = true
 				r.execute(c)
 			}
 			if !r.finishCall(c) {
@@ -812,7 +849,11 @@ func (r *run) check(c *call) {
 		Input:     in,
 		RawInput:  c.use.Input,
 	}
-	d, err := r.p.permission.Check(r.ctx, &r.preq)
+	checker := r.p.permission
+	if r.opts.permission != nil {
+		checker = r.opts.permission
+	}
+	d, err := checker.Check(r.ctx, &r.preq)
 	r.preq = PermissionRequest{}
 	if err != nil {
 		d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
@@ -910,6 +951,7 @@ func (r *run) executeBatch(batch []call) {
 	if pending <= 1 {
 		for i := range batch {
 			if !batch[i].done {
+				batch[i].inline = true
 				r.execute(&batch[i])
 			}
 		}
@@ -953,6 +995,9 @@ func (r *run) execute(c *call) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	if _, ok := c.tool.(*agentTool); ok {
+		ctx = context.WithValue(ctx, toolCallKey{}, &toolCallCtx{r: r, c: c, inline: c.inline})
 	}
 	start := time.Now()
 	if c.inv != nil {
@@ -1000,6 +1045,9 @@ func (r *run) afterToolHooks(ctx context.Context, c *call) {
 func (r *run) finishCall(c *call) bool {
 	for _, herr := range c.herrs {
 		r.hookFailed(herr)
+	}
+	for _, ev := range c.pending {
+		r.emit(ev)
 	}
 	var full string
 	limit := r.agent.MaxToolOutput

@@ -1,0 +1,147 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/invopop/jsonschema"
+)
+
+// OutputError is the error of a typed run whose final answer never
+// matched the expected type: Raw is the last answer, Err what was wrong.
+type OutputError struct {
+	Raw string
+	Err error
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("agentrt: the final answer does not match the expected output: %v (answer: %q)", e.Err, truncate(e.Raw, 300))
+}
+
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// TypedOptions configures [RunTyped]. The zero value is ready to use.
+type TypedOptions struct {
+	// MaxRetries is how many times an invalid final answer is sent back to
+	// the model with what was wrong; 0 means 2, negative means none.
+	MaxRetries int
+	// OnEvent, if set, sees every event of the run.
+	OnEvent func(Event)
+}
+
+const outputRetryText = "Your final answer is not valid: %v. Reply again with only a JSON value that matches the schema given in the instructions, and nothing else."
+
+// outputSpec is how a run checks its final answer.
+type outputSpec struct {
+	schema       json.RawMessage
+	instructions string
+	maxRetries   int
+	check        func(text string) error
+}
+
+func (o *outputSpec) retries() int {
+	switch {
+	case o.maxRetries == 0:
+		return 2
+	case o.maxRetries < 0:
+		return 0
+	}
+	return o.maxRetries
+}
+
+// RunTyped runs the agent like [Agent.Run] and returns its final answer
+// decoded into T. The answer must be a JSON value for T: its JSON Schema is
+// reflected once from T (like a tool's input) and sent with every planner
+// call, as ModelRequest.ResponseSchema (providers with native structured
+// output use it) and in the system prompt (for those without). An answer
+// that does not decode strictly into T or fails its `validate` tags is sent
+// back with what was wrong, up to opts.MaxRetries times; then RunTyped
+// returns an [*OutputError] holding the last raw answer. Other errors are
+// those of Run; a run that stopped for a limit returns Done.Err().
+func RunTyped[T any](ctx context.Context, ag *Agent, sessionID, input string, opts *TypedOptions) (T, error) {
+	var zero T
+	if opts == nil {
+		opts = &TypedOptions{}
+	}
+	spec, value, err := newOutputSpec[T]()
+	if err != nil {
+		return zero, err
+	}
+	spec.maxRetries = opts.MaxRetries
+	var done *Done
+	for ev, err := range ag.run(ctx, sessionID, input, runOptions{output: spec}) {
+		if err != nil {
+			return zero, err
+		}
+		if opts.OnEvent != nil {
+			opts.OnEvent(ev)
+		}
+		if d, ok := ev.(Done); ok {
+			done = &d
+		}
+	}
+	if done == nil {
+		return zero, errors.New("agentrt: run ended without a Done event")
+	}
+	if err := done.Err(); err != nil {
+		return zero, err
+	}
+	return *value, nil
+}
+
+// newOutputSpec reflects T's schema and returns the check that decodes an
+// answer into the returned pointer.
+func newOutputSpec[T any]() (*outputSpec, *T, error) {
+	t := reflect.TypeFor[T]()
+	st := t
+	for st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	var schema json.RawMessage
+	var err error
+	if st.Kind() == reflect.Struct {
+		schema, err = reflectSchema(st)
+	} else {
+		r := &jsonschema.Reflector{DoNotReference: true, Anonymous: true}
+		s := r.ReflectFromType(t)
+		s.Version = ""
+		schema, err = json.Marshal(s)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("agentrt: RunTyped: %w", err)
+	}
+	var v validatorFor
+	if st.Kind() == reflect.Struct {
+		v.sv = newStructValidator(st)
+	}
+	value := new(T)
+	spec := &outputSpec{
+		schema: schema,
+		instructions: "\n\nWhen you give your final answer (a reply without tool calls), reply with only a JSON value that matches this JSON Schema, with no other text:\n" +
+			string(schema),
+		check: func(text string) error {
+			raw, err := ExtractJSON(text)
+			if err != nil {
+				// Not an object: perhaps a bare JSON value (a list, a string).
+				raw = json.RawMessage(text)
+			}
+			var out T
+			if err := decodeStrict(raw, &out); err != nil {
+				return describeDecodeError(err)
+			}
+			if v.sv != nil {
+				if err := v.sv.validate(out); err != nil {
+					return err
+				}
+			}
+			*value = out
+			return nil
+		},
+	}
+	return spec, value, nil
+}
+
+type validatorFor struct{ sv *structValidator }
