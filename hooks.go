@@ -36,14 +36,17 @@ type Hooks struct {
 	// elements, which belong to the session). An error ends the run.
 	BeforePlan func(ctx context.Context, req *ModelRequest) (context.Context, error)
 	// AfterPlan sees the response or the error of each planner attempt and
-	// may change the response.
+	// may change the response. It is called for every BeforePlan that
+	// returned, even when a later hook's BeforePlan failed.
 	AfterPlan func(ctx context.Context, req *ModelRequest, resp *ModelResponse, err error)
 	// BeforeTool is called after the permission checker allowed a call,
 	// before it runs; it may replace call.Input. Returning [BlockCall](reason)
 	// stops the call: the model sees reason, and the block is reported and
 	// recorded like a permission denial (Source "hook").
 	BeforeTool func(ctx context.Context, call *ToolInvocation) (context.Context, error)
-	// AfterTool sees each executed call's result and may change it.
+	// AfterTool sees each call's result and may change it. It is called
+	// for every BeforeTool that returned, even when a later hook blocked the
+	// call (the outcome is then the block).
 	AfterTool func(ctx context.Context, call *ToolInvocation, result *ToolOutcome)
 }
 
@@ -198,7 +201,8 @@ func (r *run) turnEndHooks(ctx context.Context) {
 	}
 }
 
-// beforePlan runs the BeforePlan hooks; an error ends the run.
+// beforePlan runs the BeforePlan hooks; an error ends the run, after the
+// AfterPlan hooks of those that ran have seen it.
 func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Context, error) {
 	for i, h := range r.agent.Hooks {
 		if h.BeforePlan == nil {
@@ -211,6 +215,7 @@ func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Contex
 			}
 			return err
 		}); err != nil {
+			r.afterPlanN(ctx, req, nil, err, i)
 			return ctx, err
 		}
 	}
@@ -218,7 +223,12 @@ func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Contex
 }
 
 func (r *run) afterPlan(ctx context.Context, req *ModelRequest, resp *ModelResponse, planErr error) {
-	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
+	r.afterPlanN(ctx, req, resp, planErr, len(r.agent.Hooks))
+}
+
+// afterPlanN runs the AfterPlan hooks of the first n Hooks, last first.
+func (r *run) afterPlanN(ctx context.Context, req *ModelRequest, resp *ModelResponse, planErr error, n int) {
+	for i := n - 1; i >= 0; i-- {
 		h := r.agent.Hooks[i]
 		if h.AfterPlan == nil {
 			continue
@@ -244,10 +254,18 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 			return err
 		}); err != nil {
 			var be *BlockedError
+			reason, herr := "", err
 			if errors.As(err.Err, &be) {
-				return ctx, be.Reason, nil
+				reason, herr = be.Reason, nil
+			} else {
+				reason = fmt.Sprintf("blocked: a hook failed: %v", err.Err)
 			}
-			return ctx, fmt.Sprintf("blocked: a hook failed: %v", err.Err), err
+			// The hooks that saw the call start see it end.
+			out := ToolOutcome{Content: reason, IsError: true, Err: &BlockedError{Reason: reason}}
+			for _, e := range r.afterToolN(ctx, inv, &out, i) {
+				r.hookFailed(e)
+			}
+			return ctx, reason, herr
 		}
 	}
 	return ctx, "", nil
@@ -256,8 +274,13 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 // afterTool runs the AfterTool hooks; failures are returned to be reported
 // by the run's goroutine.
 func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*HookError {
+	return r.afterToolN(ctx, inv, out, len(r.agent.Hooks))
+}
+
+// afterToolN runs the AfterTool hooks of the first n Hooks, last first.
+func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutcome, n int) []*HookError {
 	var errs []*HookError
-	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
+	for i := n - 1; i >= 0; i-- {
 		h := r.agent.Hooks[i]
 		if h.AfterTool == nil {
 			continue

@@ -43,6 +43,11 @@ type Block struct {
 	ID    string          `json:"id,omitempty"`
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
+	// Signature is opaque data a vendor attaches to a block and wants back
+	// in later requests (Gemini's thought signatures, Anthropic's thinking
+	// signatures). Provider adapters set and read it; it is kept in the
+	// session (base64 in JSON) so that a resumed session can send it again.
+	Signature []byte `json:"signature,omitempty"`
 }
 
 // TextBlock returns a text block.

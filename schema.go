@@ -103,6 +103,18 @@ type schemaNode struct {
 	closed               bool
 }
 
+// UnmarshalJSON also accepts the boolean schemas true and false (as for an
+// `any` field): they constrain nothing the decoder repairs.
+func (n *schemaNode) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("true")) || bytes.Equal(b, []byte("false")) {
+		*n = schemaNode{}
+		return nil
+	}
+	type plain schemaNode
+	return json.Unmarshal(b, (*plain)(n))
+}
+
 func parseSchema(schema json.RawMessage) (*schemaNode, error) {
 	var n schemaNode
 	if err := json.Unmarshal(schema, &n); err != nil {

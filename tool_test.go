@@ -150,3 +150,20 @@ func TestMessageHelpers(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, agentrt.NewToolResult("c2", "nope", true), back)
 }
+
+func TestNewToolAnyField(t *testing.T) {
+	t.Parallel()
+	type In struct {
+		Name  string         `json:"name"`
+		Value any            `json:"value"`
+		Extra map[string]any `json:"extra,omitempty"`
+	}
+	tool := agentrt.NewTool("set", "Set a value.", func(_ context.Context, in In) (In, error) { return in, nil })
+	in, err := tool.Decode(json.RawMessage(`{"name":"x","value":[1,"two",true],"extra":{"k":{"deep":1}}}`))
+	require.NoError(t, err)
+	out, err := tool.Execute(context.Background(), in)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"name":"x","value":[1,"two",true],"extra":{"k":{"deep":1}}}`, out)
+	_, err = tool.Decode(json.RawMessage(`{"name":"x","value":1,"nope":2}`))
+	assert.EqualError(t, err, `invalid input: unknown field "nope" (valid fields: "extra", "name", "value")`)
+}
