@@ -1,0 +1,97 @@
+// Command delegate shows a coordinator agent delegating to a specialist:
+// the specialist is an Agent of its own (instructions, tools, session),
+// wrapped as a tool with agentrt.AgentTool. The child's events reach the
+// caller of the coordinator's Run, tagged with its name, and its session
+// is stored and linked to the parent's.
+//
+// It runs offline: both agents use scripted planners (no model is called).
+//
+//	go run ./examples/delegate
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// ConvertIn is the unit converter's input.
+type ConvertIn struct {
+	Celsius float64 `json:"celsius" jsonschema:"description=Temperature in degrees Celsius"`
+}
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "delegate:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	store := agentrt.NewMemoryStore()
+
+	// The specialist knows how to convert units.
+	convert := agentrt.NewTool("to_fahrenheit", "Convert Celsius to Fahrenheit.",
+		func(_ context.Context, in ConvertIn) (float64, error) { return in.Celsius*9/5 + 32, nil },
+		agentrt.ReadOnly())
+	units := &agentrt.Agent{
+		Name:         "units",
+		Instructions: "You convert units precisely. Use your tools.",
+		Tools:        []agentrt.Tool{convert},
+		Store:        store,
+		Planner: agenttest.Script( // scripted: no model is called
+			agenttest.CallTool("to_fahrenheit", `{"celsius":29.5}`),
+			agenttest.Reply("29.5°C is 85.1°F."),
+		),
+	}
+
+	// The coordinator delegates to it through a tool.
+	coordinator := &agentrt.Agent{
+		Name:         "coordinator",
+		Instructions: "You answer questions, delegating unit conversions to the units agent.",
+		Tools:        []agentrt.Tool{agentrt.AgentTool(units, "units", "Ask the units specialist to convert a quantity.", nil)},
+		Store:        store,
+		Hooks:        []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.NewTextHandler(io.Discard, nil)))},
+		Planner: agenttest.Script( // scripted: no model is called
+			agenttest.CallTool("units", `{"task":"Convert 29.5 degrees Celsius to Fahrenheit."}`),
+			agenttest.Reply("The sum of today's temperatures, 29.5°C, is 85.1°F."),
+		),
+	}
+
+	fmt.Fprintln(w, "planner: scripted (offline; no model is called)")
+	for ev, err := range coordinator.Run(ctx, "trip", "What is 29.5°C in Fahrenheit?") {
+		if err != nil {
+			return err
+		}
+		switch e := ev.(type) {
+		case agentrt.ToolCall:
+			fmt.Fprintf(w, "coordinator -> %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
+		case agentrt.SubAgentEvent:
+			switch ce := e.Event.(type) {
+			case agentrt.ToolCall:
+				fmt.Fprintf(w, "  [%s] -> %s %s\n", e.Agent, ce.ToolUse.Name, ce.ToolUse.Input)
+			case agentrt.ToolResult:
+				fmt.Fprintf(w, "  [%s] <- %s\n", e.Agent, ce.Message.Content)
+			case agentrt.Done:
+				fmt.Fprintf(w, "  [%s] done: %s (session %s)\n", e.Agent, ce.FinalText, e.SessionID)
+			}
+		case agentrt.ToolResult:
+			fmt.Fprintf(w, "coordinator <- %s\n", e.Message.Content)
+		case agentrt.Done:
+			fmt.Fprintf(w, "answer: %s\n", e.FinalText)
+		}
+	}
+	sessions, err := store.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range sessions {
+		fmt.Fprintf(w, "stored session %s: %d messages\n", s.ID, s.Messages)
+	}
+	return nil
+}
