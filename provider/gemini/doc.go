@@ -1,0 +1,142 @@
+// Package gemini adapts Google's Gemini models to agentrt: its [Provider]
+// implements [agentrt.Provider] on the official Go SDK,
+// google.golang.org/genai, for the Gemini API and for Vertex AI.
+//
+// Build the SDK client as usual (API key or Google Cloud credentials,
+// backend, base URL, HTTP client) and hand it to [New]; or let
+// [NewFromAPIKey] build a Gemini API client:
+//
+//	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI})
+//	...
+//	ag := &agentrt.Agent{
+//		Instructions: "You are a careful assistant.",
+//		Tools:        tools,
+//		Planner:      agentrt.ModelPlanner(gemini.New(client, "gemini-2.5-flash", nil)),
+//	}
+//
+// # What is mapped
+//
+// Requests (Models.GenerateContent, or GenerateContentStream when
+// ModelRequest.OnText is set):
+//
+//   - System → systemInstruction.
+//   - User messages → "user" contents with a text part. Consecutive user
+//     turns (a user message right after tool results, say) are merged into
+//     one content, as Gemini wants the roles to alternate.
+//   - Assistant messages → "model" contents: text blocks as text parts,
+//     tool_use blocks as functionCall parts {id, name, args}, in block order.
+//   - Tool results → functionResponse parts {id, name, response}, all the
+//     results of one assistant turn in one "user" content, in the order of
+//     the calls (whatever order they finished in). The response object is
+//     {"output": content}, or {"error": content} for an is_error result, as
+//     Google documents. The name comes from the tool_use the result answers.
+//   - Tools → one tool with functionDeclarations; each InputSchema is
+//     converted by [ToolParameters] to the OpenAPI subset Gemini accepts.
+//     No tools, no declarations. The function-calling mode is left to the
+//     API's default (AUTO).
+//   - MaxTokens → generationConfig.maxOutputTokens (0: Options.MaxTokens,
+//     then none, so that the model's own limit applies);
+//     Options.Temperature → generationConfig.temperature.
+//   - ResponseSchema → responseMimeType "application/json" and
+//     responseJsonSchema, which takes JSON Schema as it is. Gemini 3 models
+//     accept it together with tools; earlier models refuse JSON output with
+//     function calling (HTTP 400, [agentrt.ErrInvalidRequest]).
+//   - Options.ExtraFields → merged into the body (the SDK's ExtraBody).
+//
+// Answers:
+//
+//   - The text parts of the first candidate, joined, → one text block (a
+//     function call between two texts splits them); thought parts
+//     (thought: true) are left out.
+//   - functionCall parts → tool_use blocks, the args re-encoded as a JSON
+//     object (keys sorted; no args is {}).
+//   - finishReason: STOP → FinishStop, or FinishToolUse when the answer
+//     calls tools; MAX_TOKENS → FinishLength; SAFETY, RECITATION,
+//     BLOCKLIST, PROHIBITED_CONTENT, SPII and the image filters →
+//     FinishContentFilter; anything else (MALFORMED_FUNCTION_CALL, OTHER,
+//     ...) → FinishOther. A prompt refused by the filter (promptFeedback
+//     blockReason, no candidate) is an empty answer with
+//     FinishContentFilter.
+//   - usageMetadata: InputTokens = promptTokenCount (cached tokens
+//     included, as Gemini counts them) + toolUsePromptTokenCount;
+//     OutputTokens = candidatesTokenCount + thoughtsTokenCount (thoughts
+//     are billed as output); CacheReadTokens = cachedContentTokenCount.
+//     Streams report running totals: the last one is used.
+//   - Model = modelVersion, as the API reports it.
+//
+// # Function call ids
+//
+// The Gemini API gives most function calls no id. A call without one gets
+// "call_<responseId>_<n>", n counting the calls of the answer from 0: the
+// same answer always yields the same ids, and ids do not repeat across
+// answers. An id the API does give (newer models do) is kept. Either way the
+// id is sent back in functionCall.id and functionResponse.id, and results
+// are also paired with their calls by name and position.
+//
+// # Thought signatures
+//
+// Gemini 3 models attach an opaque thought signature to the first function
+// call of an answer and refuse a follow-up request whose function calls
+// lack it. [agentrt.Message] has no field for it, so the Provider keeps the
+// signatures of the calls it returned, by tool_use id, in a bounded
+// in-memory cache (the last 1024 calls), and sends each back with its call.
+// For a call it does not know (a session resumed in another process, a
+// history from another provider, a Provider created anew) it sends Google's
+// documented placeholder "skip_thought_signature_validator" on the first
+// call of the turn, which the API accepts at some cost to the model's
+// reasoning. Signatures on text parts are not kept (Google does not require
+// them back).
+//
+// # Streaming
+//
+// OnText gets each text part as it arrives, on the calling goroutine.
+// Function calls arrive whole on the Gemini API. On Vertex AI, with
+//
+//	ExtraFields: map[string]any{"toolConfig": map[string]any{
+//		"functionCallingConfig": map[string]any{"streamFunctionCallArguments": true}}}
+//
+// their arguments arrive in pieces (partialArgs with JSON paths), which are
+// put together. The streamed answer is the same message as the unstreamed one.
+// A stream that ends without a finish reason, or in the middle of a
+// function call, or with an undecodable event, is an
+// [agentrt.ErrBadResponse] error, never a partial answer; an error event in
+// the stream is reported by its status. Cancelling ctx closes the HTTP
+// stream at once and Generate returns an error wrapping ctx.Err().
+//
+// # Errors and retries
+//
+// Errors are *[agentrt.ProviderError] with Code set to the google.rpc
+// status ("RESOURCE_EXHAUSTED", ...) and Err the SDK's genai.APIError; see
+// [Provider.Generate] for the kinds. An invalid API key, which the Gemini
+// API reports as HTTP 400 with reason API_KEY_INVALID, is [agentrt.ErrAuth];
+// "The input token count (N) exceeds the maximum number of tokens allowed
+// (M)." is [agentrt.ErrContextLength]. Rate limits, overload and server
+// errors are retried as [Options].MaxRetries says, honouring the delay of
+// the google.rpc.RetryInfo error detail (the Gemini API's Retry-After).
+//
+// # Schemas
+//
+// Gemini's function declarations take a subset of OpenAPI 3.0, not JSON
+// Schema: no $ref, no additionalProperties, no const, string enums only,
+// and no object without properties. [ToolParameters] says how a schema
+// made by [agentrt.NewTool] (or written by hand) is converted. Maps are the
+// notable case: Gemini cannot declare an object with free keys, so a Go map
+// field is declared as a string holding a JSON object, which agentrt's
+// lenient input decoding turns back into the map.
+//
+// # Not mapped yet
+//
+//   - Images, audio, files and other non-text parts, in either direction;
+//     code execution and server-side tools (Google Search, URL context).
+//   - Thinking configuration and thought summaries (thinkingConfig can be
+//     set through Options.ExtraFields; thought text is dropped).
+//   - Forced or restricted function calling (toolConfig), candidate count,
+//     safety settings, cached content, stop sequences, top-p/top-k, seed:
+//     available only through Options.ExtraFields.
+//   - Signatures of text parts; signatures across processes (see above).
+//   - Tool names are sent as they are: Gemini wants them to start with a
+//     letter or an underscore, which agentrt does not require.
+//   - Integers beyond 2^53 in function call arguments lose precision (the
+//     SDK decodes arguments as float64).
+//   - The Live API, the Interactions API, and token counting.
+package gemini
