@@ -1,0 +1,158 @@
+package readmetest
+
+// Each function below holds one ```go block of README.md verbatim (modulo
+// whitespace), so that the README's code is compiled and vetted with the
+// tests. TestREADMEBlocksCompile checks that every block is here.
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentotel"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+type WriteIn struct {
+	Path string `json:"path"`
+	Text string `json:"text"`
+}
+
+func isFriday() bool { return time.Now().Weekday() == time.Friday }
+
+func sixtySeconds(ctx context.Context, provider agentrt.Provider) error {
+	type AddIn struct {
+		A int `json:"a" jsonschema:"description=first addend" validate:"required"`
+		B int `json:"b" validate:"required"`
+	}
+
+	add := agentrt.NewTool("add", "Add two integers.",
+		func(ctx context.Context, in AddIn) (int, error) { return in.A + in.B, nil },
+		agentrt.ReadOnly())
+
+	ag := &agentrt.Agent{
+		Instructions: "You are a careful assistant.",
+		Tools:        []agentrt.Tool{add},
+		Planner:      agentrt.ModelPlanner(provider), // e.g. openai.New(client, "gpt-4.1-mini", nil)
+		Permission:   agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
+		MaxTurns:     20,
+	}
+	for ev, err := range ag.Run(ctx, "session-1", "What is 2+40?") {
+		if err != nil {
+			return err // planner or store failure, or ctx cancelled; the session is still valid
+		}
+		switch e := ev.(type) {
+		case agentrt.TextDelta:
+			fmt.Print(e.Text) // the answer as it streams
+		case agentrt.ToolResult:
+			log.Printf("%s -> %s", e.Tool, e.Message.Content)
+		case agentrt.Done:
+			fmt.Println("\n", e.Reason, e.Usage.Total(), "tokens")
+		}
+	}
+	return nil
+}
+
+func permissions(ag *agentrt.Agent) {
+	ag.Permission = agentrt.AllowReadOnly()                                        // the default: write tools are denied
+	ag.Permission = agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)) // y / n / always
+	ag.Permission = agentrt.AllowAll()                                             // trusted setups only
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		in := req.Input.(WriteIn) // the decoded, validated input
+		if strings.HasPrefix(in.Path, "/etc") {
+			return agentrt.Deny("writing under /etc is not allowed"), nil
+		}
+		return agentrt.Allow(), nil
+	})
+}
+
+func limits(cheapModel agentrt.Provider) *agentrt.Agent {
+	_ = &agentrt.Summarizer{Provider: cheapModel}
+	ag := &agentrt.Agent{
+		// ...
+		MaxTurns:      20,                                  // default 20
+		ToolTimeout:   30 * time.Second,                    // per call; a tool's WithTimeout wins
+		MaxToolOutput: 64 << 10,                            // longer results are cut with a note; ToolResult.FullOutput keeps it all
+		LoopGuard:     agentrt.LoopGuard{Warn: 3, Stop: 5}, // on by default
+		Retry:         agentrt.RetryPolicy{MaxAttempts: 3}, // transient planner errors, with backoff
+		Budget: agentrt.Budget{
+			MaxTokens:   200_000,
+			MaxCost:     0.50,
+			Prices:      agentrt.Prices{Input: 3, Output: 15}, // per million tokens
+			MaxDuration: 10 * time.Minute,
+		},
+		Compressor:    agentrt.Window{}, // or &agentrt.Summarizer{Provider: cheapModel}
+		ContextTokens: 100_000,
+	}
+	return ag
+}
+
+func hooks(ag *agentrt.Agent) {
+	ag.Hooks = []agentrt.Hooks{
+		agentrt.LogHooks(slog.Default()),          // one record per planner call, tool call and run
+		agentotel.Hooks(otel.GetTracerProvider()), // GenAI-convention spans: invoke_agent, chat, execute_tool
+		{
+			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+				if call.Tool.Name == "deploy" && isFriday() {
+					return ctx, agentrt.BlockCall("no deploys on Fridays") // the model sees the reason
+				}
+				return ctx, nil
+			},
+		},
+	}
+}
+
+func typed(ctx context.Context, ag *agentrt.Agent) error {
+	type Verdict struct {
+		Label      string  `json:"label" jsonschema:"enum=spam,enum=ham" validate:"oneof=spam ham"`
+		Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
+	}
+	v, err := agentrt.RunTyped[Verdict](ctx, ag, "s1", "Classify: WIN A PRIZE", nil)
+	// an invalid answer is sent back with what was wrong (twice by default);
+	// then err is an *agentrt.OutputError holding the last raw answer
+	_ = v
+	return err
+}
+
+func subAgents(coordinator *agentrt.Agent, unitTools []agentrt.Tool, planner agentrt.Planner) {
+	units := &agentrt.Agent{Name: "units", Instructions: "You convert units.", Tools: unitTools, Planner: planner}
+	coordinator.Tools = append(coordinator.Tools,
+		agentrt.AgentTool(units, "units", "Ask the units specialist.", nil))
+	// the child runs in session "<parent>~units~<tool_use_id>", linked from the parent;
+	// its events arrive as agentrt.SubAgentEvent; the parent's permission checker decides its calls
+}
+
+// testing runs for real: it is the README's test example.
+func TestTestingExample(t *testing.T) {
+	type AddIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	ctx := context.Background()
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{agentrt.NewTool("add", "Add.",
+		func(_ context.Context, in AddIn) (int, error) { return in.A + in.B, nil }, agentrt.ReadOnly())}}
+	fake := agenttest.Script(
+		agenttest.CallTool("add", `{"a":2,"b":40}`),
+		agenttest.Reply("42"),
+	)
+	ag.Planner = fake
+	events, err := agenttest.Collect(ag.Run(ctx, "s1", "2+40?"))
+	require.NoError(t, err)
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, "42", done.FinalText)
+	fake.AssertDone(t)                   // every step was used
+	shown := fake.Requests()[1].Messages // what the model was shown
+	agenttest.AssertInvariants(t, shown) // a well-formed session
+}
+
+var _ = []any{sixtySeconds, permissions, limits, hooks, typed, subAgents}
