@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -83,20 +84,27 @@ func script() *agenttest.Planner {
 }
 
 func main() {
-	provider := flag.String("provider", "", "openai, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
-	model := flag.String("model", "", "model name (default: the provider's usual small model)")
-	question := flag.String("q", "What is the sum of today's temperatures in Beijing and Shanghai?", "the question")
-	flag.Parse()
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-
-	planner, label, err := choosePlanner(ctx, *provider, *model)
-	if err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("planner: %s\n\n", label)
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	flags := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	provider := flags.String("provider", "", "openai, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
+	model := flags.String("model", "", "model name (default: the provider's usual small model)")
+	question := flags.String("q", "What is the sum of today's temperatures in Beijing and Shanghai?", "the question")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	planner, label, err := choosePlanner(*provider, *model)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "planner: %s\n\n", label)
 
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",
@@ -106,33 +114,33 @@ func main() {
 		},
 		Planner: planner,
 	}
-	fmt.Println("user:", *question)
+	fmt.Fprintln(out, "user:", *question)
 	streamed := false
 	for ev, err := range ag.Run(ctx, "quickstart", *question) {
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "\nquickstart:", err)
-			os.Exit(1)
+			return err
 		}
 		switch e := ev.(type) {
 		case agentrt.TextDelta:
 			if !streamed {
-				fmt.Print("assistant: ")
+				fmt.Fprint(out, "assistant: ")
 				streamed = true
 			}
-			fmt.Print(e.Text)
+			fmt.Fprint(out, e.Text)
 		case agentrt.ToolCall:
-			fmt.Printf("  -> %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
+			fmt.Fprintf(out, "  -> %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
 		case agentrt.ToolResult:
-			fmt.Printf("  <- %s\n", e.Message.Content)
+			fmt.Fprintf(out, "  <- %s\n", e.Message.Content)
 		case agentrt.AssistantMessage:
 			if streamed {
-				fmt.Println()
+				fmt.Fprintln(out)
 				streamed = false
 			} else if text := e.Message.Text(); text != "" {
-				fmt.Println("assistant:", text)
+				fmt.Fprintln(out, "assistant:", text)
 			}
 		case agentrt.Done:
-			fmt.Printf("\n[%s after %d turns, %d tokens]\n", e.Reason, e.Turns, e.Usage.Total())
+			fmt.Fprintf(out, "\n[%s after %d turns, %d tokens]\n", e.Reason, e.Turns, e.Usage.Total())
 		}
 	}
+	return nil
 }

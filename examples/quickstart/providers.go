@@ -1,21 +1,66 @@
 package main
 
 import (
-	"context"
+	"cmp"
+	"fmt"
+	"os"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/provider/anthropic"
+	"github.com/agentrt/agentrt/provider/gemini"
+	"github.com/agentrt/agentrt/provider/openai"
 )
 
-// choosePlanner picks the planner: a real provider when asked for or when
-// its key is in the environment, the scripted one otherwise.
-func choosePlanner(_ context.Context, provider, _ string) (agentrt.Planner, string, error) {
-	switch provider {
-	case "", "scripted":
-		return script(), "scripted (offline; no model is called; set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OLLAMA_HOST to use a real one)", nil
+// choosePlanner picks the planner: the provider named by -provider (or
+// AGENTRT_PROVIDER), else the first whose key is in the environment, else
+// the scripted one. The model comes from -model, AGENTRT_MODEL, or the
+// provider's usual small model.
+func choosePlanner(provider, model string) (agentrt.Planner, string, error) {
+	provider = cmp.Or(provider, os.Getenv("AGENTRT_PROVIDER"))
+	model = cmp.Or(model, os.Getenv("AGENTRT_MODEL"))
+	if provider == "" {
+		switch {
+		case os.Getenv("OPENAI_API_KEY") != "":
+			provider = "openai"
+		case os.Getenv("ANTHROPIC_API_KEY") != "":
+			provider = "anthropic"
+		case os.Getenv("GEMINI_API_KEY") != "":
+			provider = "gemini"
+		case os.Getenv("OLLAMA_HOST") != "":
+			provider = "ollama"
+		default:
+			provider = "scripted"
+		}
 	}
-	return nil, "", errUnknownProvider(provider)
+	var p agentrt.Provider
+	switch provider {
+	case "scripted":
+		return script(), "scripted (offline; no model is called; set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OLLAMA_HOST to use a real one)", nil
+	case "openai":
+		model = cmp.Or(model, "gpt-4.1-mini")
+		p = openai.New(oai.NewClient(), model, nil) // the SDK reads OPENAI_API_KEY (and OPENAI_BASE_URL)
+	case "anthropic":
+		model = cmp.Or(model, "claude-haiku-4-5")
+		p = anthropic.NewFromAPIKey(os.Getenv("ANTHROPIC_API_KEY"), model, nil)
+	case "gemini":
+		model = cmp.Or(model, "gemini-2.5-flash")
+		g, err := gemini.NewFromAPIKey(os.Getenv("GEMINI_API_KEY"), model, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		p = g
+	case "ollama":
+		host := cmp.Or(os.Getenv("OLLAMA_HOST"), "http://localhost:11434")
+		if !strings.HasPrefix(host, "http") {
+			host = "http://" + host
+		}
+		model = cmp.Or(model, "llama3.2")
+		p = openai.NewCompatible(strings.TrimSuffix(host, "/")+"/v1", "ollama", model, nil)
+	default:
+		return nil, "", fmt.Errorf("unknown provider %q (want openai, anthropic, gemini, ollama or scripted)", provider)
+	}
+	return agentrt.ModelPlanner(p), fmt.Sprintf("%s, model %s", provider, model), nil
 }
-
-type errUnknownProvider string
-
-func (e errUnknownProvider) Error() string { return "unknown provider " + string(e) }

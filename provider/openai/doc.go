@@ -1,0 +1,112 @@
+// Package openai is the [agentrt.Provider] for OpenAI's Chat Completions
+// API, built on the official SDK, github.com/openai/openai-go/v3. It is
+// also the provider for every server that speaks that API: Ollama, vLLM,
+// llama.cpp server, LM Studio, DeepSeek, Qwen and others.
+//
+// # Use
+//
+// With OpenAI, pass your own client (it keeps its key, base URL, HTTP
+// client, middleware and retry settings):
+//
+//	client := oai.NewClient() // OPENAI_API_KEY from the environment
+//	ag := &agentrt.Agent{
+//		Tools:   tools,
+//		Planner: agentrt.ModelPlanner(openai.New(client, "gpt-4.1-mini", nil)),
+//	}
+//
+// With an OpenAI-compatible server, a base URL and a model name are all it
+// takes:
+//
+//	p := openai.NewCompatible("http://localhost:11434/v1", "ollama", "llama3.2", nil) // Ollama
+//
+// [Options] sets the temperature, a default token cap, retries, strict
+// mode and extra request fields; its zero value (or nil) means defaults.
+//
+// # What is mapped
+//
+// Into the request:
+//
+//   - ModelRequest.System becomes the first message, role "system".
+//   - User messages become "user" messages with text content.
+//   - An assistant message becomes one "assistant" message: its text
+//     blocks joined as content, its tool_use blocks as tool_calls (id,
+//     function name, arguments as the input's JSON text; "{}" for none).
+//   - Each tool result becomes a "tool" message with its tool_call_id,
+//     right after the assistant message, as the API requires. The API has
+//     no error flag: the content of an is_error result starts with
+//     "Error: " (unless it already starts with "error").
+//   - Tools become function tools. A schema that strict mode can express
+//     is rewritten for it and sent with "strict": true: every object closed
+//     with "additionalProperties": false, every property required, the
+//     optional ones made nullable (the model then sends null for a field it
+//     leaves out, which encoding/json decodes as if it were absent),
+//     oneOf turned into anyOf, annotations strict mode refuses ("default",
+//     "examples", "$schema", unknown formats...) dropped, property order
+//     kept. A schema with a map (additionalProperties as a schema), an
+//     open object, or a keyword strict mode refuses (minLength, maxLength,
+//     uniqueItems, allOf, patternProperties...) is sent as it is, with
+//     "strict": false. [Options].DisableStrict turns strict mode off.
+//   - ModelRequest.MaxTokens (or [Options].MaxTokens) becomes
+//     max_completion_tokens for OpenAI and max_tokens for compatible
+//     servers; ResponseSchema becomes response_format json_schema (strict
+//     when the schema allows it); Options.Temperature becomes temperature;
+//     Options.ExtraFields are merged into the body last.
+//   - With ModelRequest.OnText set, the call streams and asks for usage in
+//     the final chunk (stream_options.include_usage).
+//
+// Out of the reply:
+//
+//   - Content becomes a text block; a refusal becomes a text block too,
+//     with FinishContentFilter; tool calls become tool_use blocks in order,
+//     their arguments kept as raw JSON ("" becomes {}; arguments that are
+//     not valid JSON are kept as a JSON string, so the tool reports the bad
+//     input to the model, and are sent back unchanged).
+//   - Streaming: text and refusal deltas go to OnText as they arrive, on
+//     the calling goroutine; tool-call fragments are assembled by their
+//     index (a fragment with a new id at a used index starts a new call, as
+//     some compatible servers send them); the result is the same message
+//     the non-streaming call returns. A stream that breaks, holds a
+//     malformed chunk or an error event, or ends without a finish reason
+//     (in the middle of a tool call or not) is an error, never a partial
+//     answer.
+//   - finish_reason: stop → FinishStop, tool_calls → FinishToolUse (also
+//     "stop" when the message has tool calls, as some servers say),
+//     length → FinishLength, content_filter → FinishContentFilter, anything
+//     else → FinishOther.
+//   - Usage: prompt_tokens → InputTokens (they include the cached ones),
+//     completion_tokens → OutputTokens, prompt_tokens_details.cached_tokens
+//     → CacheReadTokens, prompt_tokens_details.cache_write_tokens →
+//     CacheWriteTokens. The reported model name goes to ModelResponse.Model.
+//
+// # Errors and retries
+//
+// Failed calls return an [*agentrt.ProviderError] whose Kind works with
+// errors.Is: [agentrt.ErrAuth] (401, 403), [agentrt.ErrRateLimited] (429,
+// with RetryAfter from Retry-After-Ms or Retry-After),
+// [agentrt.ErrOverloaded] (408, 5xx, 529, a server that cannot be reached),
+// [agentrt.ErrContextLength] (OpenAI's context_length_exceeded, the
+// messages of vLLM, DeepSeek and llama.cpp server, 413),
+// [agentrt.ErrInvalidRequest] (other 4xx) and [agentrt.ErrBadResponse]
+// (malformed or truncated replies and streams). The error bodies of
+// compatible servers (Ollama's {"error":"..."}, vLLM's top-level object,
+// plain text) are read for the message. The SDK's own error stays
+// reachable with errors.As (*oai.Error).
+//
+// Retries are the SDK's: connection errors, 408, 409, 429 and 5xx are
+// retried with exponential backoff and jitter, honouring Retry-After
+// (up to the SDK's limit of two minutes; a longer wait returns the error at
+// once, with RetryAfter set). [Options].MaxRetries sets the number.
+// A cancelled context stops the request, the retry wait or the stream at
+// once; the error wraps ctx.Err() and is not a ProviderError.
+//
+// # Not mapped
+//
+// Images, audio and files in messages (a message is text only); several
+// choices (n); logprobs; tool_choice and parallel_tool_calls (send them
+// with Options.ExtraFields); custom (non-function) tools and the legacy
+// function_call; annotations (URL citations); audio output; the
+// reasoning_content deltas of some compatible servers; reasoning tokens as
+// a separate count; the Responses API. The order of text and tool_use
+// blocks within one assistant message is not kept: Chat Completions has one
+// content string, sent with all the tool calls.
+package openai

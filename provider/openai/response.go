@@ -1,0 +1,229 @@
+package openai
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentrt/agentrt"
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// toolCall is a tool call of the answer, whole or being assembled from a
+// stream.
+type toolCall struct {
+	id   string
+	name string
+	args strings.Builder
+}
+
+// response maps a complete (non-streamed) reply.
+func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, error) {
+	if c == nil || len(c.Choices) == 0 {
+		return nil, badResponse("the reply has no choices", nil)
+	}
+	choice := c.Choices[0]
+	for _, ch := range c.Choices {
+		if ch.Index == 0 {
+			choice = ch
+			break
+		}
+	}
+	msg := choice.Message
+	calls := make([]*toolCall, 0, len(msg.ToolCalls))
+	for _, tc := range msg.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			return nil, badResponse(fmt.Sprintf("the reply has a tool call of type %q, which was not offered", tc.Type), nil)
+		}
+		call := &toolCall{id: tc.ID, name: tc.Function.Name}
+		call.args.WriteString(tc.Function.Arguments)
+		calls = append(calls, call)
+	}
+	return p.build(msg.Content, msg.Refusal, calls, choice.FinishReason, c.Usage, c.Model)
+}
+
+// stream makes a streaming call, hands each text delta to onText and
+// assembles the same message the non-streaming call would return.
+func (p *Provider) stream(ctx context.Context, params oai.ChatCompletionNewParams, onText func(string), raw **http.Response, ropts []option.RequestOption) (*agentrt.ModelResponse, error) {
+	st := p.client.Chat.Completions.NewStreaming(ctx, params, ropts...)
+	defer st.Close()
+	var acc streamState
+	for st.Next() {
+		acc.add(st.Current(), onText)
+	}
+	if err := st.Err(); err != nil {
+		if acc.chunks == 0 {
+			return nil, callError(ctx, err, *raw)
+		}
+		return nil, streamError(ctx, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	if acc.finish == "" {
+		what := "the stream ended without a finish reason"
+		if len(acc.calls) > 0 {
+			what = "the stream ended in the middle of a tool call, without a finish reason"
+		}
+		if acc.chunks == 0 {
+			what = "the stream ended before its first chunk"
+		}
+		return nil, badResponse(what, nil)
+	}
+	return p.build(acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.model)
+}
+
+// streamState assembles a streamed answer: text and refusal deltas in
+// order, tool-call fragments by their index, the finish reason, and usage
+// from the final chunk (stream_options.include_usage).
+type streamState struct {
+	chunks  int
+	model   string
+	text    strings.Builder
+	refusal strings.Builder
+	calls   []*toolCall
+	byIndex map[int64]int // tool-call index → position in calls
+	finish  string
+	usage   oai.CompletionUsage
+}
+
+func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
+	s.chunks++
+	if c.Model != "" {
+		s.model = c.Model
+	}
+	if c.JSON.Usage.Valid() {
+		s.usage = c.Usage
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // only one choice is asked for
+		}
+		d := ch.Delta
+		if d.Content != "" {
+			s.text.WriteString(d.Content)
+			onText(d.Content)
+		}
+		if d.Refusal != "" {
+			s.refusal.WriteString(d.Refusal)
+			onText(d.Refusal)
+		}
+		for _, tc := range d.ToolCalls {
+			s.addToolCall(tc)
+		}
+		if ch.FinishReason != "" {
+			s.finish = ch.FinishReason
+		}
+	}
+}
+
+func (s *streamState) addToolCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) {
+	if s.byIndex == nil {
+		s.byIndex = map[int64]int{}
+	}
+	pos, ok := s.byIndex[tc.Index]
+	// A fragment with a new id at a known index starts another call: some
+	// compatible servers send every call whole, all at index 0.
+	if !ok || (tc.ID != "" && s.calls[pos].id != "" && s.calls[pos].id != tc.ID) {
+		pos = len(s.calls)
+		s.calls = append(s.calls, &toolCall{})
+		s.byIndex[tc.Index] = pos
+	}
+	call := s.calls[pos]
+	if tc.ID != "" {
+		call.id = tc.ID
+	}
+	if name := tc.Function.Name; name != "" && name != call.name {
+		call.name += name
+	}
+	call.args.WriteString(tc.Function.Arguments)
+}
+
+// build makes the ModelResponse shared by both paths.
+func (p *Provider) build(text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, model string) (*agentrt.ModelResponse, error) {
+	var blocks []agentrt.Block
+	if text != "" {
+		blocks = append(blocks, agentrt.TextBlock(text))
+	}
+	if refusal != "" {
+		blocks = append(blocks, agentrt.TextBlock(refusal))
+	}
+	for i, c := range calls {
+		if c.name == "" {
+			return nil, badResponse(fmt.Sprintf("tool call %d has no function name", i), nil)
+		}
+		id := c.id
+		if id == "" {
+			id = newCallID()
+		}
+		blocks = append(blocks, agentrt.ToolUseBlock(id, c.name, toolInput(c.args.String())))
+	}
+	if model == "" {
+		model = p.model
+	}
+	return &agentrt.ModelResponse{
+		Message: agentrt.NewAssistantMessage(blocks...),
+		Usage: agentrt.Usage{
+			InputTokens:      int(usage.PromptTokens),
+			OutputTokens:     int(usage.CompletionTokens),
+			CacheReadTokens:  int(usage.PromptTokensDetails.CachedTokens),
+			CacheWriteTokens: int(usage.PromptTokensDetails.CacheWriteTokens),
+		},
+		Finish: finishReason(finish, len(calls) > 0, refusal != ""),
+		Model:  model,
+	}, nil
+}
+
+// finishReason maps Chat Completions' finish_reason. Some compatible
+// servers say "stop" after tool calls; a refusal is reported as a content
+// filter stop.
+func finishReason(reason string, hasCalls, refused bool) agentrt.FinishReason {
+	switch reason {
+	case "stop", "":
+		switch {
+		case hasCalls:
+			return agentrt.FinishToolUse
+		case refused:
+			return agentrt.FinishContentFilter
+		case reason == "":
+			return agentrt.FinishOther
+		}
+		return agentrt.FinishStop
+	case "tool_calls", "function_call":
+		return agentrt.FinishToolUse
+	case "length":
+		return agentrt.FinishLength
+	case "content_filter":
+		return agentrt.FinishContentFilter
+	}
+	return agentrt.FinishOther
+}
+
+// toolInput turns a tool call's arguments into a tool_use input: "{}" for
+// none, the JSON itself when valid, and otherwise the text as a JSON string
+// (the tool then reports the bad input to the model, and toolArguments
+// sends the text back unchanged).
+func toolInput(args string) json.RawMessage {
+	trimmed := strings.TrimSpace(args)
+	if trimmed == "" {
+		return json.RawMessage(`{}`)
+	}
+	if json.Valid([]byte(trimmed)) {
+		return json.RawMessage(trimmed)
+	}
+	b, _ := json.Marshal(args) // a string always encodes
+	return b
+}
+
+// newCallID makes an id for a tool call that came without one (some
+// compatible servers omit it).
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}
