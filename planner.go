@@ -68,9 +68,14 @@ const (
 
 // Usage counts the tokens of one or more model calls.
 type Usage struct {
-	InputTokens      int `json:"input_tokens"`
-	OutputTokens     int `json:"output_tokens"`
-	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	// InputTokens counts every prompt token, the cached ones included
+	// (CacheReadTokens and CacheWriteTokens say how many of them were).
+	InputTokens int `json:"input_tokens"`
+	// OutputTokens counts generated tokens, reasoning tokens included.
+	OutputTokens int `json:"output_tokens"`
+	// CacheReadTokens are input tokens served from the provider's cache.
+	CacheReadTokens int `json:"cache_read_tokens,omitempty"`
+	// CacheWriteTokens are input tokens written to the provider's cache.
 	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
