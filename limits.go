@@ -239,9 +239,11 @@ type Prices struct {
 	Input, Output, CacheRead, CacheWrite float64
 }
 
-// Cost returns the cost of u at prices p.
+// Cost returns the cost of u at prices p. Cached input tokens are priced
+// at CacheRead and CacheWrite, the rest of the input at Input.
 func (p Prices) Cost(u Usage) float64 {
-	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
+	uncached := max(0, u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens)
+	return (float64(uncached)*p.Input + float64(u.OutputTokens)*p.Output +
 		float64(u.CacheReadTokens)*p.CacheRead + float64(u.CacheWriteTokens)*p.CacheWrite) / 1e6
 }
 

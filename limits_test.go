@@ -193,6 +193,6 @@ func TestBudgetTime(t *testing.T) {
 func TestPricesCost(t *testing.T) {
 	t.Parallel()
 	p := agentrt.Prices{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
-	c := p.Cost(agentrt.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 10000, CacheWriteTokens: 0})
+	c := p.Cost(agentrt.Usage{InputTokens: 11000, OutputTokens: 200, CacheReadTokens: 10000, CacheWriteTokens: 0})
 	assert.InDelta(t, 0.003+0.003+0.003, c, 1e-12)
 }
