@@ -1,0 +1,436 @@
+package mcptool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Errors returned by a [Client] and by the tools it makes. Use errors.Is.
+var (
+	// ErrDisconnected: the connection to the server broke (the process
+	// exited, the HTTP session was lost) before a call returned. The call's
+	// outcome is unknown; the next call starts a new connection.
+	ErrDisconnected = errors.New("mcptool: connection to the MCP server was lost")
+	// ErrClosed: the Client was closed.
+	ErrClosed = errors.New("mcptool: client is closed")
+)
+
+// A Dialer returns a new, unconnected [mcp.Transport] each time it is
+// called. A [Client] calls it once in [Connect] and again each time it
+// reconnects after the server went away, so it must not return a transport
+// that was already used (an [exec.Cmd] runs only once).
+//
+// [Stdio], [Command] and [StreamableHTTP] make the usual ones; any function
+// returning a fresh mcp.Transport will do, for example
+//
+//	func() mcp.Transport {
+//		return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: authClient}
+//	}
+type Dialer func() mcp.Transport
+
+// Stdio returns a Dialer that runs command with args and talks MCP with it
+// over its stdin and stdout. The server's stderr is discarded; use
+// [Command] to keep it, or to set the environment or working directory.
+//
+//	mcptool.Stdio("npx", "-y", "@modelcontextprotocol/server-filesystem", dir)
+func Stdio(command string, args ...string) Dialer {
+	return Command(func() *exec.Cmd { return exec.Command(command, args...) })
+}
+
+// Command returns a Dialer that starts the command built by newCmd (called
+// once per connection) and talks MCP with it over its stdin and stdout.
+// newCmd must return a new, unstarted *exec.Cmd whose Stdin and Stdout are
+// unset; its Stderr, Env and Dir are the caller's to set.
+//
+// Unless the Cmd already has a SysProcAttr, on Unix the server is started
+// in a process group of its own, and closing the connection kills whatever
+// is left of that group once the server has exited or been terminated:
+// launchers such as npx leave no orphan behind.
+func Command(newCmd func() *exec.Cmd) Dialer {
+	if newCmd == nil {
+		panic("mcptool: Command: nil newCmd")
+	}
+	return func() mcp.Transport { return &commandTransport{newCmd: newCmd} }
+}
+
+// StreamableHTTP returns a Dialer for an MCP server at url that speaks the
+// Streamable HTTP transport, using http.DefaultClient. For another
+// *http.Client (authentication, timeouts), write the Dialer yourself with
+// an [mcp.StreamableClientTransport].
+func StreamableHTTP(url string) Dialer {
+	return func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: url} }
+}
+
+// terminateAfter is how long closing a stdio connection waits for the
+// server to exit after its stdin is closed before sending SIGTERM (and as
+// long again before SIGKILL).
+const terminateAfter = 2 * time.Second
+
+// commandTransport is mcp.CommandTransport with process-group cleanup.
+type commandTransport struct {
+	newCmd func() *exec.Cmd
+}
+
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	cmd := t.newCmd()
+	if cmd == nil {
+		return nil, errors.New("mcptool: Command: newCmd returned nil")
+	}
+	group := startInGroup(cmd)
+	conn, err := (&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &groupConn{Connection: conn, cmd: cmd, group: group}, nil
+}
+
+// groupConn kills the server's process group after the connection (and so
+// the server's main process) is closed.
+type groupConn struct {
+	mcp.Connection
+	cmd   *exec.Cmd
+	group bool
+	once  sync.Once
+}
+
+func (c *groupConn) Close() error {
+	err := c.Connection.Close()
+	c.once.Do(func() {
+		if c.group && c.cmd.Process != nil {
+			killGroup(c.cmd.Process.Pid)
+		}
+	})
+	return err
+}
+
+// Options configures a [Client]. The zero value (or a nil *Options) is
+// ready to use: no prefix, client name "agentrt".
+type Options struct {
+	// Prefix is prepended, as is, to the name of each of the server's tools
+	// as the model sees it ("fs_" turns read_file into fs_read_file), so
+	// that tools of several servers do not clash. The server is always
+	// called with the tool's own name. Empty means no prefix.
+	Prefix string
+
+	// Name and Version identify this client to the server. Empty means
+	// "agentrt" and the version of the agentrt module in the binary.
+	Name, Version string
+
+	// OnToolsChanged, when non-nil, is called after the server announced
+	// (notifications/tools/list_changed) that its list of tools changed,
+	// and after a reconnect. It runs in a goroutine of its own and may call
+	// [Client.Tools] to get the new list. Calls may overlap.
+	OnToolsChanged func()
+}
+
+// Client is a connection to one MCP server whose tools an agent can call.
+// Create it with [Connect]; call [Client.Tools] to get the server's tools
+// as agentrt Tools; call [Client.Close] when done, which stops a stdio
+// server's process.
+//
+// The Client owns its connection: when the server goes away (the process
+// exits, the network fails) the calls in progress fail with
+// [ErrDisconnected], and the next call dials again with the Dialer given to
+// Connect.
+//
+// A Client is safe for concurrent use, and its tools may be called
+// concurrently.
+type Client struct {
+	dial   Dialer
+	opts   Options
+	client *mcp.Client
+
+	// life is cancelled, with cause ErrClosed, by Close: it interrupts
+	// every dial, listing and call in progress.
+	life     context.Context
+	shutdown context.CancelCauseFunc
+
+	// changes counts tool-list change notifications and reconnects. It is
+	// written by the SDK's reading goroutine, which must never block.
+	changes atomic.Uint64
+
+	mu     sync.Mutex // guards the fields below; held while dialing and listing
+	sess   *session   // the live connection, or nil
+	dials  int
+	closed bool
+	tools  []agentrt.Tool
+	listed uint64 // the value of changes when tools was listed
+}
+
+// session is one connection to the server.
+type session struct {
+	cs *mcp.ClientSession
+	// ctx is cancelled when the session is dropped (cause ErrDisconnected)
+	// or the Client closed (cause ErrClosed): the calls in progress are
+	// abandoned, so that closing the session does not wait for them.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the connection is closed, by either side
+}
+
+func (s *session) alive() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Connect connects to the MCP server that dial reaches, initializes the
+// MCP session and lists the server's tools. opts may be nil.
+//
+// ctx bounds the connection and the listing only: the connection outlives
+// it, until [Client.Close].
+func Connect(ctx context.Context, dial Dialer, opts *Options) (*Client, error) {
+	if dial == nil {
+		panic("mcptool: Connect: nil Dialer")
+	}
+	c := &Client{dial: dial}
+	if opts != nil {
+		c.opts = *opts
+	}
+	c.life, c.shutdown = context.WithCancelCause(context.Background())
+	name, version := c.opts.Name, c.opts.Version
+	if name == "" {
+		name = "agentrt"
+	}
+	if version == "" {
+		version = moduleVersion()
+	}
+	c.client = mcp.NewClient(&mcp.Implementation{Name: name, Version: version}, &mcp.ClientOptions{
+		// No roots: a server that supports roots (server-filesystem) would
+		// otherwise ask for them and replace the directories it was
+		// started with by our empty list.
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged() },
+	})
+	if _, err := c.Tools(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// toolsChanged records a change of the server's tool list. It is called on
+// the SDK's reading goroutine and must not block.
+func (c *Client) toolsChanged() {
+	c.changes.Add(1)
+	if f := c.opts.OnToolsChanged; f != nil {
+		go f()
+	}
+}
+
+// Tools returns the server's tools as agentrt Tools, in the server's
+// order, with names as described in the package documentation.
+//
+// The list is fetched from the server on the first call and again after
+// the server announced a change or the Client reconnected; otherwise the
+// last list is returned. An Agent indexes its tools once: to give a model
+// the new tools, call Tools again and build a new Agent with them (see
+// [Options.OnToolsChanged]). Tools from an older list keep working as long
+// as the server still has them; if it removed one, calling it gives the
+// model the server's error.
+//
+// The returned slice is the caller's; the tools in it are shared.
+func (c *Client) Tools(ctx context.Context) ([]agentrt.Tool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.sessionLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gen := c.changes.Load()
+	if c.tools != nil && c.listed == gen {
+		return append([]agentrt.Tool(nil), c.tools...), nil
+	}
+	lctx, stop := merge(ctx, s.ctx)
+	defer stop()
+	var defs []*mcp.Tool
+	for def, err := range s.cs.Tools(lctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcptool: listing tools: %w", c.failed(ctx, s, err, true))
+		}
+		defs = append(defs, def)
+	}
+	tools := make([]agentrt.Tool, 0, len(defs))
+	for _, def := range defs {
+		tools = append(tools, &Tool{client: c, def: def})
+	}
+	assignNames(tools, c.opts.Prefix)
+	c.tools, c.listed = tools, gen
+	return append([]agentrt.Tool(nil), tools...), nil
+}
+
+// Close closes the connection. Calls in progress are abandoned and fail
+// with [ErrClosed], as do calls made after Close. For a stdio server, Close
+// then closes the server's stdin, waits up to 2s for it to exit, then
+// terminates it (SIGTERM, then SIGKILL, 2s apart) and kills what is left of
+// its process group; it returns once the process is gone, with the
+// server's exit status as error if it is not zero.
+//
+// Close is idempotent.
+func (c *Client) Close() error {
+	c.shutdown(ErrClosed) // first: it interrupts what holds c.mu
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.sess == nil {
+		return nil
+	}
+	s := c.sess
+	c.sess = nil
+	return s.cs.Close()
+}
+
+// sessionLocked returns the live session, dialing a new one if there is
+// none or the last one was closed by the server. c.mu is held.
+func (c *Client) sessionLocked(ctx context.Context) (*session, error) {
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if c.sess != nil {
+		if c.sess.alive() {
+			return c.sess, nil
+		}
+		c.dropLocked(c.sess)
+	}
+	t := c.dial()
+	if t == nil {
+		return nil, errors.New("mcptool: the Dialer returned a nil transport")
+	}
+	dctx, stop := merge(ctx, c.life)
+	defer stop()
+	cs, err := c.client.Connect(dctx, t, nil)
+	if err != nil {
+		if errors.Is(context.Cause(dctx), ErrClosed) {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("mcptool: connecting to the MCP server: %w", err)
+	}
+	s := &session{cs: cs, done: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancelCause(c.life)
+	go func() {
+		_ = cs.Wait()
+		close(s.done)
+	}()
+	c.dials++
+	if c.dials > 1 {
+		c.toolsChanged() // the new server process may have other tools
+	}
+	c.sess = s
+	return s, nil
+}
+
+// dropLocked abandons the calls in progress on s, closes it (reaping a
+// stdio server) and forgets it, if it is still the current session. c.mu
+// is held.
+func (c *Client) dropLocked(s *session) {
+	if c.sess == s {
+		c.sess = nil
+	}
+	s.cancel(ErrDisconnected)
+	_ = s.cs.Close()
+}
+
+func (c *Client) session(ctx context.Context) (*session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionLocked(ctx)
+}
+
+// failed classifies err, the failure of a request on s made with the
+// caller's ctx, and drops s if the connection is broken. locked says
+// whether c.mu is held.
+func (c *Client) failed(ctx context.Context, s *session, err error, locked bool) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(context.Cause(s.ctx), ErrClosed):
+		return ErrClosed
+	case s.ctx.Err() != nil: // dropped because of another request's failure
+		return fmt.Errorf("%w: %v", ErrDisconnected, err)
+	case isServerError(err):
+		// The server answered with an error (such as an unknown tool):
+		// the connection is fine.
+		return err
+	}
+	if !locked {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+	}
+	c.dropLocked(s)
+	if c.closed {
+		return ErrClosed
+	}
+	return fmt.Errorf("%w: %v", ErrDisconnected, err)
+}
+
+// call calls the server's tool name with args (a JSON object).
+func (c *Client) call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cctx, stop := merge(ctx, s.ctx)
+	defer stop()
+	res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err == nil {
+		return res, nil
+	}
+	err = c.failed(ctx, s, err, false)
+	switch {
+	case errors.Is(err, ErrDisconnected):
+		return nil, fmt.Errorf("calling %q: %w (the server will be reconnected on the next call)", name, err)
+	case isServerError(err):
+		return nil, fmt.Errorf("the MCP server refused the call of %q: %w", name, err)
+	}
+	return nil, fmt.Errorf("calling %q: %w", name, err)
+}
+
+// merge returns a context that is done when ctx or other is done, with
+// other's cause in the second case, and a function to release it.
+func merge(ctx, other context.Context) (context.Context, context.CancelFunc) {
+	m, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(other, func() { cancel(context.Cause(other)) })
+	return m, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// isServerError reports whether err is an error response sent by the
+// server, as opposed to a failure of the connection.
+func isServerError(err error) bool {
+	var werr *jsonrpc.Error
+	return errors.As(err, &werr)
+}
+
+// moduleVersion returns the version of the agentrt module linked into the
+// binary, or "devel".
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	const path = "github.com/agentrt/agentrt"
+	if bi.Main.Path == path && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path && d.Version != "" {
+			return d.Version
+		}
+	}
+	return "devel"
+}

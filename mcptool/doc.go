@@ -1,0 +1,100 @@
+// Package mcptool connects agentrt to the Model Context Protocol, in both
+// directions: an agent uses the tools of any MCP server, and a program
+// serves its agentrt tools to any MCP client. It is built on the official
+// Go SDK, github.com/modelcontextprotocol/go-sdk.
+//
+// # Using an MCP server's tools
+//
+// [Connect] starts (or dials) the server and lists its tools;
+// [Client.Tools] returns them as agentrt Tools, ready for an Agent:
+//
+//	c, err := mcptool.Connect(ctx,
+//		mcptool.Stdio("npx", "-y", "@modelcontextprotocol/server-filesystem", dir),
+//		&mcptool.Options{Prefix: "fs_"})
+//	if err != nil { ... }
+//	defer c.Close() // stops the server process
+//	tools, err := c.Tools(ctx)
+//	if err != nil { ... }
+//	ag := &agentrt.Agent{
+//		Tools:      tools,
+//		Planner:    planner,
+//		Permission: agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
+//	}
+//
+// [Stdio] and [Command] run a local server as a subprocess; [StreamableHTTP]
+// reaches a remote one. A [Dialer] is any function returning a fresh
+// [mcp.Transport], for other transports or settings.
+//
+// Each server tool becomes a [*Tool]:
+//   - Name: the server's name after [Options.Prefix], with every character
+//     outside [a-zA-Z0-9_-] replaced by '_'; a name longer than 64 is cut to
+//     55 characters plus '_' and 8 hex digits of a hash of the full name, as
+//     is a name that clashes with an earlier one of the same list. The
+//     server is always called with its own name.
+//   - Description: the server's description (or title).
+//   - InputSchema: the server's input schema, as is (it may carry "$schema"
+//     and other keywords; provider adapters adapt schemas to their API).
+//   - ReadOnly: the readOnlyHint annotation, unless the tool is also
+//     annotated destructiveHint. Without annotations a tool is a write
+//     tool, so the Agent's permission checker decides about it (the
+//     default, agentrt.AllowReadOnly, refuses it).
+//
+// The model's input must be a JSON object (an object sent as a JSON string
+// is unwrapped); the server validates it against its schema. The result is
+// turned into the text the model sees by [ResultText]: text content
+// joined by newlines, images and audio described ("[image image/png, 1234
+// bytes]"), resources described with their text, structured content as
+// JSON when there is no text. A result the server flags isError is
+// returned as a [*ResultError], which the runtime turns into an is_error
+// tool result.
+//
+// # Failures and reconnection
+//
+// If the server exits or the connection breaks during a call, the call
+// fails with an error wrapping [ErrDisconnected] (the model sees an
+// is_error result; the run goes on), and the next call dials again: a
+// stdio server is started anew. An error response from the server (an
+// unknown tool) and a cancelled context leave the connection as it is.
+//
+// # Tool list changes
+//
+// An Agent indexes its tools once, at its first Run. When the server sends
+// notifications/tools/list_changed, or after a reconnect, the Client marks
+// its list stale: the next [Client.Tools] lists the tools again, and
+// [Options.OnToolsChanged] is called. To give the model the new tools,
+// build a new Agent with the new list (an Agent is cheap; sessions live in
+// its Store, so the conversation goes on):
+//
+//	tools, err := c.Tools(ctx) // before each Run, or in OnToolsChanged
+//	ag = &agentrt.Agent{Tools: tools, Planner: planner, Store: store}
+//
+// Tools of an older list keep working while the server still has them;
+// calling one the server removed gives the model the server's error.
+//
+// # Shutting down
+//
+// [Client.Close] closes the connection. A stdio server gets its stdin
+// closed and 2 seconds to exit, then SIGTERM, then SIGKILL; on Unix the
+// server runs in a process group of its own, which is killed once the
+// server is gone, so a launcher such as npx leaves no orphan behind.
+//
+// # Serving agentrt tools over MCP
+//
+// [NewServer] returns a go-sdk [mcp.Server] that serves agentrt tools, with
+// their schemas and read-only flags (as readOnlyHint), to Claude Desktop,
+// an IDE or another agent. Over stdio:
+//
+//	srv := mcptool.NewServer(tools, &mcptool.ServerOptions{Name: "notes"})
+//	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil { ... }
+//
+// Over Streamable HTTP:
+//
+//	http.Handle("/mcp", mcp.NewStreamableHTTPHandler(
+//		func(*http.Request) *mcp.Server { return srv }, nil))
+//
+// An MCP client is often a model with nobody watching, so the server
+// applies a permission checker to every call, as an Agent does:
+// [ServerOptions.Permission], by default agentrt.AllowReadOnly(), which
+// refuses write tools. Set it to agentrt.AllowAll() only for clients
+// trusted with every tool.
+package mcptool
