@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -21,6 +23,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agentotel"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/mcptool"
 )
 
 type WriteIn struct {
@@ -155,4 +158,41 @@ func TestTestingExample(t *testing.T) {
 	agenttest.AssertInvariants(t, shown) // a well-formed session
 }
 
-var _ = []any{sixtySeconds, permissions, limits, hooks, typed, subAgents}
+func mcpClient(ctx context.Context, dir string, add agentrt.Tool, planner agentrt.Planner) error {
+	c, err := mcptool.Connect(ctx,
+		mcptool.Stdio("npx", "-y", "@modelcontextprotocol/server-filesystem", dir),
+		&mcptool.Options{Prefix: "fs_"}) // fs_read_text_file, fs_write_file, ...
+	if err != nil {
+		return err
+	}
+	defer c.Close() // stops the server process
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	ag := &agentrt.Agent{
+		Tools:      append(tools, add),
+		Planner:    planner,
+		Permission: agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)), // fs_write_file asks
+	}
+	_ = ag
+	return nil
+}
+
+func mcpServer(ctx context.Context, add, writeFile agentrt.Tool) error {
+	srv := mcptool.NewServer([]agentrt.Tool{add, writeFile}, &mcptool.ServerOptions{
+		Name:       "my-tools",
+		Permission: agentrt.AllowReadOnly(), // the default: MCP clients may not run write tools
+	})
+
+	// Over stdio, for Claude Desktop, an IDE or another agent:
+	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+		return err
+	}
+
+	// Or over Streamable HTTP:
+	http.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	return nil
+}
+
+var _ = []any{sixtySeconds, permissions, limits, hooks, typed, subAgents, mcpClient, mcpServer}
