@@ -310,7 +310,7 @@ func (r *run) main(input string) {
 		return
 	}
 	// Room for this run's first turns without regrowing.
-	r.history = slices.Grow(hist, 8)
+	r.history = slices.Grow(hist, 4)
 	if err := r.repair(); err != nil {
 		r.yield(nil, err)
 		return

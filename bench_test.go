@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt"
 )
@@ -168,4 +169,52 @@ func BenchmarkRunToolTurnLogged(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkRunVsBare interleaves one Run (as in BenchmarkRunToolTurn) and
+// one bare loop (as in BenchmarkBareLoop) in every iteration and reports
+// the ratio of their times, so that the noise of a shared machine hits
+// both alike. The target is a ratio of at most 3.
+func BenchmarkRunVsBare(b *testing.B) {
+	ctx := context.Background()
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store}
+	planner := benchPlanner()
+	add := func(_ context.Context, raw json.RawMessage) (string, error) {
+		var in AddIn
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return "", err
+		}
+		return strconv.Itoa(in.A + in.B), nil
+	}
+	tools := map[string]func(context.Context, json.RawMessage) (string, error){"add": add}
+	var runTime, bareTime time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		_ = store.Delete(ctx, "s")
+		for _, err := range ag.Run(ctx, "s", "What is 2+40?") {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
+		for {
+			resp, _ := planner.Plan(ctx, &agentrt.ModelRequest{Messages: msgs})
+			msgs = append(msgs, resp.Message)
+			if !resp.Message.HasToolUse() {
+				break
+			}
+			for _, u := range resp.Message.Blocks {
+				out, err := tools[u.Name](ctx, u.Input)
+				msgs = append(msgs, agentrt.NewToolResult(u.ID, out, err != nil))
+			}
+		}
+		t2 := time.Now()
+		runTime += t1.Sub(t0)
+		bareTime += t2.Sub(t1)
+	}
+	b.ReportMetric(float64(runTime)/float64(bareTime), "run/bare")
+	b.ReportMetric(float64(runTime.Nanoseconds())/float64(b.N), "run-ns/op")
+	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/op")
 }

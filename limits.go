@@ -53,7 +53,7 @@ func (g LoopGuard) limits() (warn, stop int) {
 }
 
 // loopWindow is how many recent calls the guard remembers.
-const loopWindow = 32
+const loopWindow = 16
 
 // loopState is the guard's memory for one run: hashes of recent calls.
 type loopState struct {

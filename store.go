@@ -156,7 +156,7 @@ func (s *MemoryStore) session(id string, create bool) *memSession {
 	ss := s.sessions[id]
 	if ss == nil && create {
 		now := time.Now()
-		ss = &memSession{created: now, updated: now, msgs: make([]Message, 0, 8)}
+		ss = &memSession{created: now, updated: now, msgs: make([]Message, 0, 4)}
 		s.sessions[id] = ss
 	}
 	return ss
