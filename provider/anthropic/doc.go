@@ -1,0 +1,128 @@
+// Package anthropic is the [agentrt.Provider] for Anthropic's Claude
+// models, on the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2)
+// and its Messages API (POST /v1/messages).
+//
+// # Use
+//
+// Pass the SDK client you already configured (API key, base URL, proxy,
+// HTTP client, middleware, retries) to [New], or let [NewFromAPIKey] build
+// one:
+//
+//	client := sdk.NewClient(option.WithAPIKey(key)) // sdk is anthropic-sdk-go/v2
+//	ag := &agentrt.Agent{
+//		Tools:   tools,
+//		Planner: agentrt.ModelPlanner(anthropic.New(client, "claude-sonnet-4-5", nil)),
+//	}
+//
+// A [Provider] is safe for concurrent use by any number of agents.
+//
+// # What is mapped
+//
+// Request (agentrt → API):
+//
+//   - ModelRequest.System → "system" (one text block); empty means none.
+//   - User messages → "user" messages with one text block.
+//   - Assistant messages → "assistant" messages with "text" and "tool_use"
+//     blocks (id, name, input as the model sent it; an empty input is {}).
+//   - Tool results → "tool_result" blocks (tool_use_id, content as one text
+//     block, "is_error": true for failures). All results of one assistant
+//     turn go back together in the next user message, in the order of the
+//     calls, followed by any user text, as the API requires: consecutive
+//     messages of one API role are merged into one.
+//   - Empty texts and empty assistant messages are left out (the API
+//     refuses them). A tool_use input that is not a JSON object (only
+//     possible in a session written by another provider) is sent as {}.
+//   - ModelRequest.Tools → custom tools: name, description, and the input
+//     schema unchanged (compacted). The Messages API takes JSON Schema as it
+//     is, so nested structs, slices of structs, enums, optional pointers and
+//     maps reflected by agentrt.NewTool go through untouched; only the
+//     top level is checked to be an object schema. No tools, no "tools".
+//     tool_choice is not sent: the model decides, and may call several
+//     tools in one answer.
+//   - ModelRequest.MaxTokens → "max_tokens"; 0 means [Options].MaxTokens,
+//     then [DefaultMaxTokens].
+//   - ModelRequest.ResponseSchema → "output_config.format" (native
+//     structured output, type json_schema), the schema transformed by the
+//     SDK's own rules for structured output (objects closed with
+//     additionalProperties false, unsupported keywords moved into the
+//     description).
+//   - [Options].Temperature → "temperature" (see the caveat on the field:
+//     API version 2026-10-21, which SDK v2 sends, refuses it).
+//   - [Options].ExtraFields → merged into the top level of the body, for
+//     what is not modeled: "thinking", "cache_control" (automatic prompt
+//     caching), "metadata", "service_tier", "stop_sequences", "tool_choice"
+//     and so on.
+//
+// Response (API → agentrt):
+//
+//   - "text" blocks → text blocks; "tool_use" blocks → tool_use blocks with
+//     the input as compact JSON ({} when empty).
+//   - stop_reason → Finish: end_turn and stop_sequence → FinishStop;
+//     tool_use → FinishToolUse; max_tokens and model_context_window_exceeded
+//     → FinishLength; refusal → FinishContentFilter; pause_turn and
+//     anything new → FinishOther.
+//   - usage → Usage: InputTokens is the whole input, input_tokens +
+//     cache_creation_input_tokens + cache_read_input_tokens (Anthropic's
+//     input_tokens alone leaves the cached part out); CacheReadTokens and
+//     CacheWriteTokens are the cached parts; OutputTokens is output_tokens.
+//   - model → Model.
+//   - "thinking" and "redacted_thinking" blocks have no agentrt block of
+//     their own. They travel, unmodified and in order, as opaque JSON in
+//     the Signature of the text or tool_use block that follows them, and
+//     are sent back before that block in later requests. The API requires
+//     this during tool use when thinking is on, whether it was turned on
+//     through ExtraFields or is on by default for the model. Thinking text
+//     is not passed to OnText. Thinking that ends a message (nothing
+//     follows it) is dropped, since it closes a finished turn. A
+//     Signature written by another provider is ignored.
+//
+// # Streaming
+//
+// When ModelRequest.OnText is set, Generate streams and calls OnText with
+// each text_delta, on the calling goroutine. input_json_delta fragments are
+// assembled per content block, and the message returned is the one the
+// non-streaming call would return. In a stream, usage is taken from
+// message_start and replaced by the cumulative counts of message_delta.
+//
+// A stream must be complete: message_start, every content block stopped,
+// a stop_reason and message_stop. A stream that is cut off (mid tool call
+// or anywhere else), lacks a stop reason, carries an event that does not
+// parse, or gives a tool input that is not valid JSON is an error of kind
+// [agentrt.ErrBadResponse], never a partial success. The one exception is
+// a tool input cut short by max_tokens: that call never completed, so it is
+// left out of the message and Finish is FinishLength.
+//
+// # Errors and retries
+//
+// Failures are returned as [*agentrt.ProviderError] (the SDK's *Error in
+// its Err, for errors.As):
+//
+//   - 429, rate_limit_error → [agentrt.ErrRateLimited], with RetryAfter
+//     from Retry-After-Ms or Retry-After;
+//   - 5xx, 529, overloaded_error, api_error, 408, connection failures →
+//     [agentrt.ErrOverloaded];
+//   - 401, 403, authentication_error, permission_error → [agentrt.ErrAuth];
+//   - a 400 saying the prompt is too long ("prompt is too long: N tokens >
+//     M maximum", "input length and `max_tokens` exceed context limit"),
+//     and 413 request_too_large → [agentrt.ErrContextLength];
+//   - other 4xx → [agentrt.ErrInvalidRequest];
+//   - an "error" event inside a stream is classified by its type (its
+//     StatusCode is 0).
+//
+// Retries are the SDK's: connection errors, 408, 409, 429 and 5xx are
+// retried with exponential backoff and jitter, honouring Retry-After;
+// [Options].MaxRetries sets how many times. A stream that fails after it
+// began is not retried. A cancelled context ends the call at once, closing
+// the HTTP stream, and Generate returns an error wrapping ctx.Err().
+//
+// # What is not mapped yet
+//
+//   - Thinking as content: the thinking text is kept only to be sent back
+//     (see above), not shown as an event or as text; there is no option
+//     for it, it is turned on with ExtraFields ("thinking").
+//   - Server tools (web search, code execution, ...) and their result
+//     blocks; images, documents, citations; prompt-cache breakpoints on
+//     individual blocks (top-level automatic caching works through
+//     ExtraFields); tool_choice, strict tool schemas; stop_details; token
+//     counting (/v1/messages/count_tokens).
+package anthropic

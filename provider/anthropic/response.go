@@ -1,0 +1,101 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/agentrt/agentrt"
+)
+
+// fromMessage maps a non-streaming response to a ModelResponse.
+func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
+	if msg == nil {
+		return nil, badResponse("empty response body", nil)
+	}
+	if msg.StopReason == "" {
+		// The API always sets stop_reason outside a stream; a body without
+		// it is not a complete message.
+		return nil, badResponse("response has no stop_reason", nil)
+	}
+	blocks := make([]agentrt.Block, 0, len(msg.Content))
+	var thinking []thinkingBlock // not yet attached to a block (see carry)
+	for i, c := range msg.Content {
+		switch c.Type {
+		case "text":
+			if c.Text != "" {
+				blocks = append(blocks, carry(agentrt.TextBlock(c.Text), thinking))
+				thinking = nil
+			}
+		case "tool_use":
+			input, err := compactInput(c.Input)
+			if err != nil {
+				return nil, badResponse(fmt.Sprintf("content[%d]: tool_use %q: input: %v", i, c.Name, err), nil)
+			}
+			if c.ID == "" || c.Name == "" {
+				return nil, badResponse(fmt.Sprintf("content[%d]: tool_use without id or name", i), nil)
+			}
+			blocks = append(blocks, carry(agentrt.ToolUseBlock(c.ID, c.Name, input), thinking))
+			thinking = nil
+		case "thinking":
+			thinking = append(thinking, thinkingBlock{Type: c.Type, Thinking: c.Thinking, Signature: c.Signature})
+		case "redacted_thinking":
+			thinking = append(thinking, thinkingBlock{Type: c.Type, Data: c.Data})
+		}
+		// Server tool blocks are not represented in an agentrt.Message;
+		// they are left out.
+	}
+	u := msg.Usage
+	return &agentrt.ModelResponse{
+		Message: agentrt.NewAssistantMessage(blocks...),
+		Usage:   usage(u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens),
+		Finish:  finishReason(msg.StopReason),
+		Model:   string(msg.Model),
+	}, nil
+}
+
+// usage maps Anthropic's token counts. Anthropic's input_tokens counts
+// only the input after the last cache breakpoint; InputTokens here is the
+// whole input (input_tokens + cache_creation_input_tokens +
+// cache_read_input_tokens), as the other providers count it, and the
+// cached parts are reported again in CacheReadTokens and CacheWriteTokens.
+func usage(input, output, cacheRead, cacheWrite int64) agentrt.Usage {
+	return agentrt.Usage{
+		InputTokens:      int(input + cacheRead + cacheWrite),
+		OutputTokens:     int(output),
+		CacheReadTokens:  int(cacheRead),
+		CacheWriteTokens: int(cacheWrite),
+	}
+}
+
+// finishReason maps a stop_reason.
+func finishReason(r sdk.StopReason) agentrt.FinishReason {
+	switch r {
+	case sdk.StopReasonEndTurn, sdk.StopReasonStopSequence:
+		return agentrt.FinishStop
+	case sdk.StopReasonToolUse:
+		return agentrt.FinishToolUse
+	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
+		return agentrt.FinishLength
+	case sdk.StopReasonRefusal:
+		return agentrt.FinishContentFilter
+	default: // pause_turn and reasons added later
+		return agentrt.FinishOther
+	}
+}
+
+// compactInput returns a tool input as compact JSON; an empty input or
+// null is the empty object.
+func compactInput(raw []byte) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return json.RawMessage(`{}`), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,261 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/agentrt/agentrt"
+)
+
+// generateStream makes a streaming call and assembles its events into the
+// message the non-streaming call would return. onText may be nil.
+func (p *Provider) generateStream(ctx context.Context, params sdk.MessageNewParams, onText func(string)) (*agentrt.ModelResponse, error) {
+	stream := p.client.Messages.NewStreaming(ctx, params, p.reqOpts...)
+	defer stream.Close()
+
+	var acc accumulator
+	for stream.Next() {
+		if err := acc.add(stream.Current(), onText); err != nil {
+			return nil, err
+		}
+		if acc.stopped {
+			break // message_stop: nothing follows
+		}
+		if ctx.Err() != nil {
+			// Cancelled (perhaps by OnText): stop now, even if more
+			// events are already buffered.
+			return nil, convertError(ctx, ctx.Err())
+		}
+	}
+	if err := stream.Err(); err != nil {
+		if ctx.Err() != nil {
+			return nil, convertError(ctx, err)
+		}
+		var apiErr *sdk.Error
+		if errors.As(err, &apiErr) {
+			return nil, fromAPIError(apiErr)
+		}
+		if acc.started {
+			// The connection broke, or an event could not be parsed,
+			// after the message began.
+			return nil, badResponse(acc.cutOff("stream failed"), err)
+		}
+		pe := convertError(ctx, err)
+		if pe, ok := pe.(*agentrt.ProviderError); ok && pe.Kind == nil {
+			pe.Kind = agentrt.ErrBadResponse
+		}
+		return nil, pe
+	}
+	if !acc.stopped && ctx.Err() != nil {
+		return nil, convertError(ctx, ctx.Err())
+	}
+	return acc.response()
+}
+
+// accumulator assembles the events of one streamed message.
+type accumulator struct {
+	started bool // message_start seen
+	stopped bool // message_stop seen
+	model   string
+	stop    sdk.StopReason
+	input   int64
+	output  int64
+	cacheR  int64
+	cacheW  int64
+	blocks  []*streamBlock // by index
+}
+
+type streamBlock struct {
+	typ   string          // "text", "tool_use", "thinking", "redacted_thinking", or another type that is skipped
+	text  strings.Builder // text, or thinking
+	id    string
+	name  string
+	start string // the input of content_block_start, normally {}
+	input strings.Builder
+	sig   string // thinking signature, or redacted_thinking data
+	done  bool
+}
+
+func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) error {
+	if !a.started && ev.Type != "message_start" {
+		return badResponse(fmt.Sprintf("stream event %q before message_start", ev.Type), nil)
+	}
+	switch ev.Type {
+	case "message_start":
+		if a.started {
+			return badResponse("second message_start in one stream", nil)
+		}
+		a.started = true
+		a.model = string(ev.Message.Model)
+		u := ev.Message.Usage
+		a.input, a.output, a.cacheR, a.cacheW = u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens
+	case "content_block_start":
+		if ev.Index != int64(len(a.blocks)) {
+			return badResponse(fmt.Sprintf("content_block_start for index %d, expected %d", ev.Index, len(a.blocks)), nil)
+		}
+		b := &streamBlock{typ: ev.ContentBlock.Type}
+		switch b.typ {
+		case "text":
+			b.text.WriteString(ev.ContentBlock.Text)
+		case "tool_use":
+			b.id, b.name = ev.ContentBlock.ID, ev.ContentBlock.Name
+			b.start = ev.ContentBlock.JSON.Input.Raw()
+			if b.id == "" || b.name == "" {
+				return badResponse(fmt.Sprintf("content block %d: tool_use without id or name", ev.Index), nil)
+			}
+		case "thinking":
+			b.text.WriteString(ev.ContentBlock.Thinking)
+			b.sig = ev.ContentBlock.Signature
+		case "redacted_thinking":
+			b.sig = ev.ContentBlock.Data
+		}
+		a.blocks = append(a.blocks, b)
+	case "content_block_delta":
+		b, err := a.open(ev.Index, ev.Type)
+		if err != nil {
+			return err
+		}
+		switch ev.Delta.Type {
+		case "text_delta":
+			if b.typ != "text" {
+				return badResponse(fmt.Sprintf("text_delta for a %s block (index %d)", b.typ, ev.Index), nil)
+			}
+			b.text.WriteString(ev.Delta.Text)
+			if onText != nil && ev.Delta.Text != "" {
+				onText(ev.Delta.Text)
+			}
+		case "input_json_delta":
+			if b.typ == "tool_use" {
+				b.input.WriteString(ev.Delta.PartialJSON)
+			} else if b.typ == "text" {
+				return badResponse(fmt.Sprintf("input_json_delta for a text block (index %d)", ev.Index), nil)
+			}
+			// server_tool_use inputs stream too; they are not kept.
+		case "thinking_delta":
+			if b.typ == "thinking" {
+				b.text.WriteString(ev.Delta.Thinking)
+			}
+		case "signature_delta":
+			if b.typ == "thinking" {
+				b.sig += ev.Delta.Signature
+			}
+		}
+		// citations_delta belongs to content this adapter does not
+		// represent.
+	case "content_block_stop":
+		b, err := a.open(ev.Index, ev.Type)
+		if err != nil {
+			return err
+		}
+		b.done = true
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			a.stop = ev.Delta.StopReason
+		}
+		// The counts of message_delta are cumulative: they replace those of
+		// message_start when present.
+		u := ev.Usage
+		if u.JSON.InputTokens.Valid() {
+			a.input = u.InputTokens
+		}
+		if u.JSON.OutputTokens.Valid() {
+			a.output = u.OutputTokens
+		}
+		if u.JSON.CacheReadInputTokens.Valid() {
+			a.cacheR = u.CacheReadInputTokens
+		}
+		if u.JSON.CacheCreationInputTokens.Valid() {
+			a.cacheW = u.CacheCreationInputTokens
+		}
+	case "message_stop":
+		a.stopped = true
+	}
+	// Event types added to the API later are ignored.
+	return nil
+}
+
+// open returns the started, not yet stopped block of index.
+func (a *accumulator) open(index int64, event string) (*streamBlock, error) {
+	if index < 0 || index >= int64(len(a.blocks)) {
+		return nil, badResponse(fmt.Sprintf("%s for content block %d, which has not started", event, index), nil)
+	}
+	b := a.blocks[index]
+	if b.done {
+		return nil, badResponse(fmt.Sprintf("%s for content block %d, which has stopped", event, index), nil)
+	}
+	return b, nil
+}
+
+// cutOff describes where an unfinished stream stopped.
+func (a *accumulator) cutOff(what string) string {
+	for i, b := range a.blocks {
+		if !b.done {
+			if b.typ == "tool_use" {
+				return fmt.Sprintf("%s in the middle of tool_use block %d (%s %s)", what, i, b.name, b.id)
+			}
+			return fmt.Sprintf("%s in the middle of %s block %d", what, b.typ, i)
+		}
+	}
+	return what
+}
+
+// response checks that the stream was complete and returns its message.
+func (a *accumulator) response() (*agentrt.ModelResponse, error) {
+	switch {
+	case !a.started:
+		return nil, badResponse("stream ended before message_start", nil)
+	case !a.stopped:
+		if a.stop == "" {
+			return nil, badResponse(a.cutOff("stream ended without a stop reason"), nil)
+		}
+		return nil, badResponse(a.cutOff("stream ended before message_stop"), nil)
+	case a.stop == "":
+		return nil, badResponse("stream ended without a stop reason", nil)
+	}
+	blocks := make([]agentrt.Block, 0, len(a.blocks))
+	var thinking []thinkingBlock // not yet attached to a block (see carry)
+	for i, b := range a.blocks {
+		if !b.done {
+			return nil, badResponse(a.cutOff("message_stop"), nil)
+		}
+		switch b.typ {
+		case "thinking":
+			thinking = append(thinking, thinkingBlock{Type: b.typ, Thinking: b.text.String(), Signature: b.sig})
+		case "redacted_thinking":
+			thinking = append(thinking, thinkingBlock{Type: b.typ, Data: b.sig})
+		case "text":
+			if b.text.Len() > 0 {
+				blocks = append(blocks, carry(agentrt.TextBlock(b.text.String()), thinking))
+				thinking = nil
+			}
+		case "tool_use":
+			raw := b.input.String()
+			if strings.TrimSpace(raw) == "" {
+				// The input arrives in input_json_delta events; without
+				// any, it is the one content_block_start carried.
+				raw = b.start
+			}
+			input, err := compactInput([]byte(raw))
+			if err != nil {
+				if a.stop == sdk.StopReasonMaxTokens || a.stop == sdk.StopReasonModelContextWindowExceeded {
+					// The token limit cut the input short: the call was never
+					// complete. Finish says so; the call is left out.
+					continue
+				}
+				return nil, badResponse(fmt.Sprintf("tool_use block %d (%s %s): input is not valid JSON: %v", i, b.name, b.id, err), nil)
+			}
+			blocks = append(blocks, carry(agentrt.ToolUseBlock(b.id, b.name, input), thinking))
+			thinking = nil
+		}
+	}
+	return &agentrt.ModelResponse{
+		Message: agentrt.NewAssistantMessage(blocks...),
+		Usage:   usage(a.input, a.output, a.cacheR, a.cacheW),
+		Finish:  finishReason(a.stop),
+		Model:   a.model,
+	}, nil
+}
