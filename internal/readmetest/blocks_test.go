@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	oai "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -24,6 +25,9 @@ import (
 	"github.com/agentrt/agentrt/agentotel"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/mcptool"
+	"github.com/agentrt/agentrt/provider/anthropic"
+	"github.com/agentrt/agentrt/provider/gemini"
+	"github.com/agentrt/agentrt/provider/openai"
 )
 
 type WriteIn struct {
@@ -195,4 +199,29 @@ func mcpServer(ctx context.Context, add, writeFile agentrt.Tool) error {
 	return nil
 }
 
-var _ = []any{sixtySeconds, permissions, limits, hooks, typed, subAgents, mcpClient, mcpServer}
+func callMyServer(context.Context, string, []agentrt.Message) (string, error) { return "", nil }
+
+func providers(ag *agentrt.Agent) error {
+	gpt := openai.New(oai.NewClient(), "gpt-4.1-mini", nil) // reads OPENAI_API_KEY
+	claude := anthropic.NewFromAPIKey(os.Getenv("ANTHROPIC_API_KEY"), "claude-sonnet-4-5", nil)
+	gem, err := gemini.NewFromAPIKey(os.Getenv("GEMINI_API_KEY"), "gemini-2.5-flash", nil)
+	if err != nil {
+		return err
+	}
+	llama := openai.NewCompatible("http://localhost:11434/v1", "ollama", "llama3.2", nil) // Ollama, vLLM, llama.cpp, LM Studio, DeepSeek...
+
+	ag.Planner = agentrt.ModelPlanner(claude) // or gpt, gem, llama
+	_ = []agentrt.Provider{gpt, claude, gem, llama}
+
+	var inHouse agentrt.Provider = agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		text, err := callMyServer(ctx, req.System, req.Messages)
+		if err != nil {
+			return nil, err
+		}
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock(text)), Finish: agentrt.FinishStop}, nil
+	})
+	_ = inHouse
+	return nil
+}
+
+var _ = []any{providers, sixtySeconds, permissions, limits, hooks, typed, subAgents, mcpClient, mcpServer}
