@@ -1,0 +1,410 @@
+package agentrt
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// This file holds the JSONL session format, version 1, as documented in
+// docs/jsonl-format.md: how a line is written, how a line is read and
+// judged, and the errors a reader reports.
+
+// JSONLVersion is the version of the JSONL session format that
+// [JSONLStore] writes and reads. A file whose header names another version
+// is refused with [ErrJSONLVersion]; additions that old readers can ignore
+// (new record kinds, new fields) do not change the version.
+const JSONLVersion = 1
+
+// Record kinds of the JSONL format that are not [Record] kinds: every file
+// starts with one header line, and every message is a message line.
+const (
+	JSONLKindHeader  = "header"
+	JSONLKindMessage = "message"
+)
+
+// ErrJSONLVersion is returned (inside a [*CorruptLineError]) for a session
+// file written in a format version this reader does not know.
+var ErrJSONLVersion = errors.New("unsupported JSONL format version")
+
+// ErrLineTooLong is returned when a record is longer than
+// [JSONLOptions.MaxLineSize]: by Append, which writes nothing, and by Load
+// (inside a [*CorruptLineError]) for such a line in a file.
+var ErrLineTooLong = errors.New("JSONL line longer than the store's MaxLineSize")
+
+// ErrSessionExists is returned by [JSONLStore.Fork] and [JSONLStore.Create]
+// when the session to create already exists.
+var ErrSessionExists = errors.New("agentrt: session already exists")
+
+// errNoNewline is the Err of a TruncatedTailError for a last line that
+// does not end in '\n': a write that was cut short.
+var errNoNewline = errors.New("the line does not end in a newline: a write was cut short")
+
+// TruncatedTailError reports the damage a crash can leave at the end of a
+// session file: a last line that does not end in '\n', or that is not valid
+// JSON. Such a line is not part of the session: Load drops it and succeeds,
+// and the next append removes it from the file before writing.
+//
+// It is not returned by Load (that would fail a run over what a crash
+// normally leaves); it is passed to [JSONLOptions.OnWarning] and returned by
+// [JSONLStore.Verify]. Damage anywhere else is a [*CorruptLineError].
+type TruncatedTailError struct {
+	// File is the path of the session file.
+	File string
+	// Line is the 1-based number of the dropped line.
+	Line int
+	// Offset is the byte offset at which the dropped line starts: the
+	// length of the file once it is removed.
+	Offset int64
+	// Repaired is true when the store removed the line from the file (just
+	// before appending to it), false when it only skipped it while reading.
+	Repaired bool
+	// Err says what is wrong with the line.
+	Err error
+}
+
+func (e *TruncatedTailError) Error() string {
+	what := "ignored"
+	if e.Repaired {
+		what = "removed"
+	}
+	return fmt.Sprintf("agentrt: %s: line %d (byte %d): incomplete last line %s: %v", e.File, e.Line, e.Offset, what, e.Err)
+}
+
+func (e *TruncatedTailError) Unwrap() error { return e.Err }
+
+// CorruptLineError is a line of a session file that cannot be read and is
+// not the damaged tail a crash leaves: a line that is not valid JSON with
+// more lines after it, a record that breaks the format (no kind, no seq, a
+// message line without a message, a missing header), a line longer than
+// the limit, or a header of an unknown version ([ErrJSONLVersion]). A store
+// never skips such a line: Load fails, naming the file and line.
+type CorruptLineError struct {
+	File   string // path of the session file
+	Line   int    // 1-based line number
+	Offset int64  // byte offset at which the line starts
+	Err    error  // what is wrong
+}
+
+func (e *CorruptLineError) Error() string {
+	return fmt.Sprintf("agentrt: %s: line %d (byte %d): %v", e.File, e.Line, e.Offset, e.Err)
+}
+
+func (e *CorruptLineError) Unwrap() error { return e.Err }
+
+// JSONLHeader is the first line of a session file.
+type JSONLHeader struct {
+	// Version is the format version, [JSONLVersion].
+	Version int `json:"version"`
+	// SessionID is the id the session was created under.
+	SessionID string `json:"session_id"`
+	// Created is when the session file was created.
+	Created time.Time `json:"created"`
+	// Metadata is the JSON object given to [JSONLStore.Create], copied by
+	// Fork; nil when there is none.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// ForkedFrom names the session this one was forked from, if any.
+	ForkedFrom *JSONLForkedFrom `json:"forked_from,omitempty"`
+}
+
+// JSONLForkedFrom is the origin of a forked session: the source session
+// and how many of its messages were copied.
+type JSONLForkedFrom struct {
+	SessionID string `json:"session_id"`
+	Messages  int    `json:"messages"`
+}
+
+// JSONLRecord is one line of a session file, as returned by
+// [JSONLStore.Records]: the header, a message, or any other record,
+// including kinds this version does not know.
+type JSONLRecord struct {
+	// Line is the 1-based line number; Offset the byte offset of the line.
+	Line   int
+	Offset int64
+	// Kind is "header", "message", or the kind of another record
+	// ("permission", "usage", or one this version does not know).
+	Kind string
+	// Seq numbers the records after the header from 1; 0 for the header.
+	Seq int64
+	// Time is the record's "ts" (the header's "created"); zero if absent
+	// or not a valid RFC 3339 time.
+	Time time.Time
+	// Header is set for the header line.
+	Header *JSONLHeader
+	// Message is set for a message line.
+	Message *Message
+	// Data is the "data" field of any other record.
+	Data json.RawMessage
+	// Raw is the whole line as stored, without its newline. It belongs to
+	// the caller.
+	Raw json.RawMessage
+}
+
+// jsonlLine is the union of every line's fields, for decoding.
+type jsonlLine struct {
+	Kind    string          `json:"kind"`
+	Seq     int64           `json:"seq"`
+	TS      string          `json:"ts"`
+	Message *Message        `json:"message"`
+	Data    json.RawMessage `json:"data"`
+
+	// Header fields.
+	Version    int              `json:"version"`
+	SessionID  string           `json:"session_id"`
+	Created    string           `json:"created"`
+	Metadata   json.RawMessage  `json:"metadata"`
+	ForkedFrom *JSONLForkedFrom `json:"forked_from"`
+
+	msg Message // decoding buffer of Message, to save an allocation per line
+}
+
+// lineProblem says how a line fails to be a record.
+type lineProblem int
+
+const (
+	lineOK lineProblem = iota
+	// lineUnparsable: not valid JSON. Dropped when it is the last line.
+	lineUnparsable
+	// lineInvalid: valid JSON that breaks the format. Always an error.
+	lineInvalid
+)
+
+// parseLine decodes one complete line (without its newline) into *l and
+// judges it. When it returns lineOK for a message line, l.Message is set
+// (and reused by the next call: copy it). first says whether it is the file's first line, which must
+// be the header.
+func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
+	*l = jsonlLine{}
+	l.Message = &l.msg
+	if err := json.Unmarshal(b, l); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return lineUnparsable, fmt.Errorf("not valid JSON: %w", err)
+		}
+		return lineInvalid, fmt.Errorf("not a record: %w", err)
+	}
+	switch {
+	case first && l.Kind != JSONLKindHeader:
+		return lineInvalid, fmt.Errorf("the first line is not a header (kind %q)", l.Kind)
+	case first && l.Version != JSONLVersion:
+		return lineInvalid, fmt.Errorf("%w %d (this reader knows version %d)", ErrJSONLVersion, l.Version, JSONLVersion)
+	case first:
+		return lineOK, nil
+	case l.Kind == "":
+		return lineInvalid, errors.New("a record without a kind")
+	case l.Kind == JSONLKindHeader:
+		return lineInvalid, errors.New("a second header")
+	case l.Seq < 1:
+		return lineInvalid, fmt.Errorf("a %q record without a positive seq", l.Kind)
+	case l.Kind == JSONLKindMessage && (l.Message == nil || l.Message.Role == ""):
+		return lineInvalid, errors.New(`a message record without a message or without its "role"`)
+	}
+	return lineOK, nil
+}
+
+// record converts a decoded line to a JSONLRecord; raw is copied.
+func (l *jsonlLine) record(line int, off int64, raw []byte) JSONLRecord {
+	r := JSONLRecord{
+		Line: line, Offset: off, Kind: l.Kind, Seq: l.Seq,
+		Raw: bytes.Clone(raw),
+	}
+	switch l.Kind {
+	case JSONLKindHeader:
+		h := &JSONLHeader{
+			Version: l.Version, SessionID: l.SessionID,
+			Metadata: l.Metadata, ForkedFrom: l.ForkedFrom,
+		}
+		h.Created, _ = time.Parse(time.RFC3339Nano, l.Created)
+		r.Header, r.Time = h, h.Created
+	case JSONLKindMessage:
+		m := *l.Message
+		r.Message = &m
+	default:
+		r.Data = l.Data
+	}
+	if l.TS != "" {
+		r.Time, _ = time.Parse(time.RFC3339Nano, l.TS)
+	}
+	return r
+}
+
+// appendHeaderLine appends a header line, newline included.
+func appendHeaderLine(buf []byte, h *JSONLHeader) ([]byte, error) {
+	buf = append(buf, `{"kind":"header","version":`...)
+	buf = strconv.AppendInt(buf, int64(h.Version), 10)
+	buf = append(buf, `,"session_id":`...)
+	buf = strconv.AppendQuote(buf, h.SessionID) // ids are valid UTF-8 without control characters
+	buf = append(buf, `,"created":"`...)
+	buf = h.Created.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, '"')
+	if len(h.Metadata) > 0 {
+		buf = append(buf, `,"metadata":`...)
+		var err error
+		if buf, err = appendCompact(buf, h.Metadata); err != nil {
+			return nil, fmt.Errorf("metadata: %w", err)
+		}
+	}
+	if h.ForkedFrom != nil {
+		b, err := json.Marshal(h.ForkedFrom)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, `,"forked_from":`...)
+		buf = append(buf, b...)
+	}
+	return append(buf, "}\n"...), nil
+}
+
+// appendRecordLine appends one record line, newline included: body is the
+// compact JSON of the message (kind "message") or of the data.
+func appendRecordLine(buf []byte, kind string, seq int64, ts time.Time, body []byte) []byte {
+	buf = append(buf, `{"kind":`...)
+	buf = strconv.AppendQuote(buf, kind)
+	buf = append(buf, `,"seq":`...)
+	buf = strconv.AppendInt(buf, seq, 10)
+	buf = append(buf, `,"ts":"`...)
+	buf = ts.UTC().AppendFormat(buf, time.RFC3339Nano)
+	if kind == JSONLKindMessage {
+		buf = append(buf, `","message":`...)
+	} else {
+		buf = append(buf, `","data":`...)
+	}
+	buf = append(buf, body...)
+	return append(buf, "}\n"...)
+}
+
+// encodeMessage returns the compact JSON of msg, on one line, without
+// escaping <, > and & (the file is read by people and jq, not browsers).
+func encodeMessage(msg Message) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(msg); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// appendCompact appends the compact form of the JSON value raw.
+func appendCompact(buf, raw []byte) ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return append(buf, b.Bytes()...), nil
+}
+
+// lineReader reads the lines of a session file with a bounded buffer: a
+// fixed bufio buffer, plus one line buffer that grows to the longest line
+// that does not fit in it, and never beyond max.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte
+	max  int
+	// num and off are the number and starting offset of the line last
+	// returned by next.
+	num  int
+	off  int64
+	next int64 // offset of the line after it
+}
+
+const lineReaderBufSize = 64 << 10
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, lineReaderBufSize), max: max}
+}
+
+// readLine returns the next line without its newline, and whether it ended
+// in one. The line is valid until the next call. It returns io.EOF when no
+// byte is left. A line longer than max is read through and returned as
+// (nil, terminated, ErrLineTooLong).
+func (r *lineReader) readLine() (line []byte, terminated bool, err error) {
+	r.num++
+	r.off = r.next
+	r.long = r.long[:0]
+	tooLong := false
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		r.next += int64(len(chunk))
+		if err == bufio.ErrBufferFull {
+			if !tooLong {
+				r.long = append(r.long, chunk...)
+				tooLong = len(r.long) > r.max
+			}
+			continue
+		}
+		if !tooLong && len(r.long) > 0 {
+			r.long = append(r.long, chunk...)
+			chunk = r.long
+		}
+		switch {
+		case err == nil:
+			line = chunk[:len(chunk)-1]
+			if tooLong || len(line) > r.max {
+				return nil, true, ErrLineTooLong
+			}
+			return line, true, nil
+		case err == io.EOF && (len(chunk) > 0 || tooLong):
+			if tooLong || len(chunk) > r.max {
+				return nil, false, ErrLineTooLong
+			}
+			return chunk, false, nil
+		case err == io.EOF:
+			r.num--
+			return nil, false, io.EOF
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+// scanLines reads a session file from r (named file in errors) and calls fn
+// for each complete, valid line in order. It applies the crash rules: a last
+// line without a newline, or a last line that is not valid JSON, is not
+// passed to fn and is returned as the tail; any other bad line is a
+// *CorruptLineError. The *jsonlLine passed to fn is reused: fn must copy
+// what it keeps (raw included).
+func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *jsonlLine) error) (*TruncatedTailError, error) {
+	lr := newLineReader(r, max)
+	var pending *TruncatedTailError // an unparsable line, which is fine only if it is the last
+	var l jsonlLine
+	for {
+		raw, terminated, err := lr.readLine()
+		if err == io.EOF {
+			return pending, nil
+		}
+		if pending != nil {
+			return nil, &CorruptLineError{File: file, Line: pending.Line, Offset: pending.Offset, Err: pending.Err}
+		}
+		if !terminated && (err == nil || err == ErrLineTooLong) {
+			return &TruncatedTailError{File: file, Line: lr.num, Offset: lr.off, Err: errNoNewline}, nil
+		}
+		if err != nil {
+			if err == ErrLineTooLong {
+				return nil, &CorruptLineError{File: file, Line: lr.num, Offset: lr.off, Err: fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)}
+			}
+			return nil, fmt.Errorf("agentrt: reading %s: %w", file, err)
+		}
+		if lr.num%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		switch problem, perr := parseLine(raw, lr.num == 1, &l); problem {
+		case lineUnparsable:
+			pending = &TruncatedTailError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
+		case lineInvalid:
+			return nil, &CorruptLineError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
+		default:
+			if err := fn(lr.num, lr.off, raw, &l); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
