@@ -156,3 +156,35 @@ func TestContextLengthErrorCompactsAndRetries(t *testing.T) {
 	_, _, err = runAgent(t, ag, store, "go")
 	require.ErrorIs(t, err, agentrt.ErrContextLength)
 }
+
+func TestSummarizerResumesFromJSONL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store, err := agentrt.NewJSONLStore(dir, nil)
+	require.NoError(t, err)
+	defer store.Close()
+	sp := &summaryProvider{}
+	planner := longPlanner(30, func(*agentrt.ModelRequest) {})
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 31,
+		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 300}}
+	_, err = agenttest.Collect(ag.Run(context.Background(), "long", "the goal"))
+	require.NoError(t, err)
+	made := int(sp.calls.Load())
+	require.Positive(t, made)
+
+	// A new process: a new store on the same directory, a new agent.
+	store2, err := agentrt.NewJSONLStore(dir, nil)
+	require.NoError(t, err)
+	defer store2.Close()
+	script := agenttest.Script(agenttest.Reply("resumed"))
+	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store2,
+		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 300}}
+	_, err = agenttest.Collect(ag2.Run(context.Background(), "long", "and now?"))
+	require.NoError(t, err)
+	assert.Equal(t, made, int(sp.calls.Load()), "the recorded summary is reused, not made again")
+	first := script.Requests()[0].Messages
+	assert.Contains(t, first[0].Content, fmt.Sprintf("summary #%d", made))
+	full, err := store2.Load(context.Background(), "long")
+	require.NoError(t, err)
+	assert.Len(t, full, 1+30*2+1+2, "the full history stays on disk")
+}

@@ -708,6 +708,22 @@ func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JS
 	}
 }
 
+// LoadRecords returns the session's records other than the header and
+// messages (permission, usage, compaction, and kinds this version does not
+// know), in order; see [RecordLoader].
+func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Record, error) {
+	var recs []Record
+	for r, err := range s.Records(ctx, sessionID) {
+		if err != nil {
+			return nil, err
+		}
+		if r.Kind != JSONLKindHeader && r.Kind != JSONLKindMessage {
+			recs = append(recs, Record{Kind: r.Kind, Data: r.Data})
+		}
+	}
+	return recs, nil
+}
+
 // Lock keeps other runs off the session until unlock is called; see
 // [Locker]. It returns an error wrapping [ErrSessionBusy] at once if the
 // session is locked in this process or, through its lock file, by another

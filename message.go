@@ -68,8 +68,8 @@ func ToolUseBlock(id, name string, input json.RawMessage) Block {
 //	{"role":"user","content":"What is 2+40?"}
 //	{"role":"assistant","blocks":[{"type":"text","text":"Let me add."},
 //	    {"type":"tool_use","id":"call_1","name":"add","input":{"a":2,"b":40}}]}
-//	{"role":"tool","tool_use_id":"call_1","content":"42"}
-//	{"role":"tool","tool_use_id":"call_2","content":"unknown tool \"sub\"","is_error":true}
+//	{"role":"tool","content":"42","tool_use_id":"call_1"}
+//	{"role":"tool","content":"unknown tool \"sub\"","tool_use_id":"call_2","is_error":true}
 //
 // Messages are values that are shared, not copied, once appended to a
 // session: the runtime, the planner and the store all see the same Blocks

@@ -91,7 +91,8 @@ type RecordLoader interface {
 }
 
 // Syncer is implemented by stores that buffer writes. The runtime calls
-// Sync at the end of every turn.
+// Sync right after appending an assistant message that calls tools (before
+// any of them runs: write-ahead) and at the end of every turn.
 type Syncer interface {
 	Sync(ctx context.Context, sessionID string) error
 }
@@ -102,7 +103,9 @@ const MaxSessionIDLen = 128
 // ValidateSessionID reports whether id is safe as a session id, and in
 // particular as a file name: 1 to 128 bytes of valid UTF-8, no path
 // separator, no NUL or other control character, not "." or "..", and not
-// starting with a dot. The stores of this module use it; custom stores may.
+// starting with a dot. The stores of this module use it, and custom stores
+// should (agenttest.TestStore checks it), so that sessions can move
+// between stores.
 func ValidateSessionID(id string) error {
 	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrInvalidSessionID, id, why) }
 	switch {
