@@ -37,9 +37,9 @@ func TestConformance(t *testing.T) {
 				_, _ = w.Write([]byte(`{"tool_calls":[{"id":"c9","name":"weather","arguments":{"city":"Rome"}}],"usage":{"in":12,"out":9}}`))
 			})
 		case agenttest.ScenarioServerError:
-			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) })
 		case agenttest.ScenarioRateLimited:
-			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", 429) })
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", http.StatusTooManyRequests) })
 		default:
 			return nil // not played by this toy server
 		}
