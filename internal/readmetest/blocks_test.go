@@ -224,4 +224,22 @@ func providers(ag *agentrt.Agent) error {
 	return nil
 }
 
-var _ = []any{providers, sixtySeconds, permissions, limits, hooks, typed, subAgents, mcpClient, mcpServer}
+func sessions(ctx context.Context, planner agentrt.Planner, tools []agentrt.Tool) error {
+	store, err := agentrt.NewJSONLStore("sessions", nil) // dir created 0700, files 0600
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ag := &agentrt.Agent{Planner: planner, Tools: tools, Store: store}
+
+	for ev, err := range ag.Run(ctx, "trip-42", "Plan a weekend in Lisbon.") {
+		_, _ = ev, err // ...
+	}
+	// Later (another process, after a crash or a reboot) the same id resumes:
+	for ev, err := range ag.Run(ctx, "trip-42", "Make it three days.") {
+		_, _ = ev, err // ...
+	}
+	return nil
+}
+
+var _ = []any{sessions, providers, sixtySeconds, permissions, limits, hooks, typed, subAgents, mcpClient, mcpServer}
