@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/examples/internal/modelenv"
 )
 
 // BookIn is the input of the book_table tool. The JSON Schema the model
@@ -43,13 +45,32 @@ func or(s, def string) string {
 }
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	provider := flag.String("provider", "", "openai, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
+	model := flag.String("model", "", "model name")
+	flag.Parse()
+	planner, label, err := modelenv.Planner(script(), *provider, *model)
+	if err == nil {
+		fmt.Println("planner:", label)
+		err = run(context.Background(), os.Stdout, planner)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "custom-tool:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer) error {
+// script plays the mistakes a model makes, then a fix.
+func script() *agenttest.Planner {
+	return agenttest.Script(
+		agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":"four","time":"7pm","email":"ann"}`),
+		agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":"4","time":"19:30","seating":"roof","email":"ann@example.com"}`),
+		agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":4,"time":"19:30","seating":"terrace","email":"ann@example.com","vip":true}`),
+		agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":4,"time":"19:30","seating":"terrace","email":"ann@example.com"}`),
+		agenttest.Reply("Your table at Chez Go is booked for 19:30."),
+	)
+}
+
+func run(ctx context.Context, w io.Writer, planner agentrt.Planner) error {
 	tool := agentrt.NewTool("book_table", "Book a table at a restaurant.", book)
 	fmt.Fprintf(w, "The schema the model sees:\n%s\n\n", tool.Spec().InputSchema)
 
@@ -57,15 +78,8 @@ func run(ctx context.Context, w io.Writer) error {
 		Instructions: "You book tables.",
 		Tools:        []agentrt.Tool{tool},
 		Permission:   agentrt.AllowAll(), // book_table is a write tool; this demo allows it
-		Planner: agenttest.Script( // scripted: the mistakes a model makes, then a fix
-			agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":"four","time":"7pm","email":"ann"}`),
-			agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":"4","time":"19:30","seating":"roof","email":"ann@example.com"}`),
-			agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":4,"time":"19:30","seating":"terrace","email":"ann@example.com","vip":true}`),
-			agenttest.CallTool("book_table", `{"restaurant":"Chez Go","people":4,"time":"19:30","seating":"terrace","email":"ann@example.com"}`),
-			agenttest.Reply("Your table at Chez Go is booked for 19:30."),
-		),
+		Planner:      planner,
 	}
-	fmt.Fprintln(w, "planner: scripted (offline; no model is called)")
 	for ev, err := range ag.Run(ctx, "booking", "Book Chez Go for four at 7:30pm on the terrace, ann@example.com") {
 		if err != nil {
 			return err

@@ -11,7 +11,7 @@ import (
 
 func TestRun(t *testing.T) {
 	var out strings.Builder
-	require.NoError(t, run(context.Background(), &out))
+	require.NoError(t, run(context.Background(), &out, script()))
 	s := out.String()
 	assert.Contains(t, s, `error the model sees: tool "book_table": invalid input: field "people" must be an integer, got string`)
 	assert.Contains(t, s, `field "seating" must be one of: inside, terrace`)

@@ -4,13 +4,15 @@
 // caller of the coordinator's Run, tagged with its name, and its session
 // is stored and linked to the parent's.
 //
-// It runs offline: both agents use scripted planners (no model is called).
+// It runs offline by default: both agents use scripted planners (no model
+// is called). With a provider key or OLLAMA_HOST set, both use that model.
 //
 //	go run ./examples/delegate
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/examples/internal/modelenv"
 )
 
 // ConvertIn is the unit converter's input.
@@ -26,13 +29,30 @@ type ConvertIn struct {
 }
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	provider := flag.String("provider", "", "openai, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
+	model := flag.String("model", "", "model name")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, *provider, *model); err != nil {
 		fmt.Fprintln(os.Stderr, "delegate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer) error {
+func run(ctx context.Context, w io.Writer, provider, model string) error {
+	unitsPlanner, label, err := modelenv.Planner(agenttest.Script( // scripted: no model is called
+		agenttest.CallTool("to_fahrenheit", `{"celsius":29.5}`),
+		agenttest.Reply("29.5°C is 85.1°F."),
+	), provider, model)
+	if err != nil {
+		return err
+	}
+	coordPlanner, _, err := modelenv.Planner(agenttest.Script( // scripted: no model is called
+		agenttest.CallTool("units", `{"task":"Convert 29.5 degrees Celsius to Fahrenheit."}`),
+		agenttest.Reply("The sum of today's temperatures, 29.5°C, is 85.1°F."),
+	), provider, model)
+	if err != nil {
+		return err
+	}
 	store := agentrt.NewMemoryStore()
 
 	// The specialist knows how to convert units.
@@ -44,10 +64,7 @@ func run(ctx context.Context, w io.Writer) error {
 		Instructions: "You convert units precisely. Use your tools.",
 		Tools:        []agentrt.Tool{convert},
 		Store:        store,
-		Planner: agenttest.Script( // scripted: no model is called
-			agenttest.CallTool("to_fahrenheit", `{"celsius":29.5}`),
-			agenttest.Reply("29.5°C is 85.1°F."),
-		),
+		Planner:      unitsPlanner,
 	}
 
 	// The coordinator delegates to it through a tool.
@@ -57,13 +74,10 @@ func run(ctx context.Context, w io.Writer) error {
 		Tools:        []agentrt.Tool{agentrt.AgentTool(units, "units", "Ask the units specialist to convert a quantity.", nil)},
 		Store:        store,
 		Hooks:        []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.NewTextHandler(io.Discard, nil)))},
-		Planner: agenttest.Script( // scripted: no model is called
-			agenttest.CallTool("units", `{"task":"Convert 29.5 degrees Celsius to Fahrenheit."}`),
-			agenttest.Reply("The sum of today's temperatures, 29.5°C, is 85.1°F."),
-		),
+		Planner:      coordPlanner,
 	}
 
-	fmt.Fprintln(w, "planner: scripted (offline; no model is called)")
+	fmt.Fprintln(w, "planner:", label)
 	for ev, err := range coordinator.Run(ctx, "trip", "What is 29.5°C in Fahrenheit?") {
 		if err != nil {
 			return err

@@ -10,8 +10,9 @@ import (
 )
 
 func TestRun(t *testing.T) {
+	t.Setenv("AGENTRT_PROVIDER", "scripted")
 	var out strings.Builder
-	require.NoError(t, run(context.Background(), &out))
+	require.NoError(t, run(context.Background(), &out, "", ""))
 	s := out.String()
 	assert.Contains(t, s, "[units] -> to_fahrenheit {\"celsius\":29.5}")
 	assert.Contains(t, s, "[units] <- 85.1")

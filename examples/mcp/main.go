@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/examples/internal/modelenv"
 	"github.com/agentrt/agentrt/mcptool"
 )
 
@@ -78,7 +79,6 @@ Install Node.js 18 or later (https://nodejs.org, or e.g. "apt-get install nodejs
 		return err
 	}
 
-	fmt.Println("OFFLINE DEMO: a scripted planner plays the model; no model API is called.")
 	fmt.Printf("MCP server: %s %s\n\n", server, dir)
 
 	c, err := mcptool.Connect(ctx, mcptool.Stdio(server, dir), &mcptool.Options{Prefix: "fs_"})
@@ -105,7 +105,7 @@ Install Node.js 18 or later (https://nodejs.org, or e.g. "apt-get install nodejs
 		perm = agentrt.AllowAll()
 	}
 	notes := filepath.Join(dir, "agent-notes.txt")
-	planner := agenttest.Script(
+	planner, label, err := modelenv.Planner(agenttest.Script(
 		agenttest.CallTool("fs_list_directory", jsonInput(map[string]any{"path": dir})),
 		agenttest.CallTool("fs_write_file", jsonInput(map[string]any{
 			"path":    notes,
@@ -115,7 +115,11 @@ Install Node.js 18 or later (https://nodejs.org, or e.g. "apt-get install nodejs
 		agenttest.CallTool("fs_read_text_file", jsonInput(map[string]any{"path": "/etc/hostname"})),
 		agenttest.Reply("I listed the directory, wrote agent-notes.txt (if you allowed it) and read it back; "+
 			"the server refused a file outside its directory."),
-	)
+	), "", "")
+	if err != nil {
+		return err
+	}
+	fmt.Println("planner:", label)
 	ag := &agentrt.Agent{
 		Instructions: "You manage the files of one directory.",
 		Tools:        tools,

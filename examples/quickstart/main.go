@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/examples/internal/modelenv"
 )
 
 // WeatherIn is the weather tool's input. The JSON Schema the model sees is
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	planner, label, err := choosePlanner(*provider, *model)
+	planner, label, err := modelenv.Planner(script(), *provider, *model)
 	if err != nil {
 		return err
 	}

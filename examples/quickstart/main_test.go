@@ -23,19 +23,3 @@ func TestQuickstartOffline(t *testing.T) {
 	assert.Contains(t, s, "assistant: Today it is 12°C in Beijing and 17.5°C in Shanghai; the sum is 29.5°C.\n")
 	assert.Contains(t, s, "[complete after 3 turns")
 }
-
-func TestQuickstartChoosesProviderFromEnv(t *testing.T) {
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OLLAMA_HOST", "AGENTRT_PROVIDER", "AGENTRT_MODEL"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("ANTHROPIC_API_KEY", "test-key")
-	_, label, err := choosePlanner("", "")
-	require.NoError(t, err)
-	assert.Equal(t, "anthropic, model claude-haiku-4-5", label)
-	t.Setenv("OLLAMA_HOST", "127.0.0.1:11434")
-	_, label, err = choosePlanner("ollama", "qwen3")
-	require.NoError(t, err)
-	assert.Equal(t, "ollama, model qwen3", label)
-	_, _, err = choosePlanner("nope", "")
-	assert.ErrorContains(t, err, `unknown provider "nope"`)
-}

@@ -1,4 +1,7 @@
-package main
+// Package modelenv picks the planner of an example program: a real model
+// when one is asked for or its key is in the environment, the example's
+// scripted planner otherwise (offline, the default).
+package modelenv
 
 import (
 	"cmp"
@@ -14,11 +17,15 @@ import (
 	"github.com/agentrt/agentrt/provider/openai"
 )
 
-// choosePlanner picks the planner: the provider named by -provider (or
-// AGENTRT_PROVIDER), else the first whose key is in the environment, else
-// the scripted one. The model comes from -model, AGENTRT_MODEL, or the
-// provider's usual small model.
-func choosePlanner(provider, model string) (agentrt.Planner, string, error) {
+// ScriptedLabel describes the offline planner.
+const ScriptedLabel = "scripted (offline; no model is called; set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OLLAMA_HOST to use a real one)"
+
+// Planner returns the planner to use and a label saying which it is. The
+// provider is the flag's value, else AGENTRT_PROVIDER, else the first of
+// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY and OLLAMA_HOST that is
+// set, else "scripted". The model is the flag's value, else AGENTRT_MODEL,
+// else the provider's usual small model.
+func Planner(scripted agentrt.Planner, provider, model string) (agentrt.Planner, string, error) {
 	provider = cmp.Or(provider, os.Getenv("AGENTRT_PROVIDER"))
 	model = cmp.Or(model, os.Getenv("AGENTRT_MODEL"))
 	if provider == "" {
@@ -38,7 +45,7 @@ func choosePlanner(provider, model string) (agentrt.Planner, string, error) {
 	var p agentrt.Provider
 	switch provider {
 	case "scripted":
-		return script(), "scripted (offline; no model is called; set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OLLAMA_HOST to use a real one)", nil
+		return scripted, ScriptedLabel, nil
 	case "openai":
 		model = cmp.Or(model, "gpt-4.1-mini")
 		p = openai.New(oai.NewClient(), model, nil) // the SDK reads OPENAI_API_KEY (and OPENAI_BASE_URL)
