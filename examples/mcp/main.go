@@ -1,9 +1,10 @@
 // Command mcp runs an agentrt agent on the tools of the reference MCP
 // filesystem server (@modelcontextprotocol/server-filesystem), over stdio.
 //
-// It is OFFLINE: a scripted planner (agenttest.Script) plays the model's
-// part, calling the server's tools in a fixed order, so no API key and no
-// network are needed. Writes go through the permission checker: you are
+// It is offline by default: a scripted planner (agenttest.Script) plays the
+// model's part, calling the server's tools in a fixed order, so no API key
+// and no network are needed. With a provider key or OLLAMA_HOST set, a real
+// model drives the tools instead. Writes go through the permission checker: you are
 // asked on the terminal (or pass -yes).
 //
 //	npm ci --prefix mcptool/testdata/npm   # once: installs the pinned server
