@@ -242,6 +242,8 @@ type run struct {
 	req     ModelRequest
 	preq    PermissionRequest
 	calls   []call
+	decoded []decoded // per tool_use of the current message, from sanitize
+	decBuf  [4]decoded
 	notes   map[string]string // tool_use id → why it must not run (see sanitize)
 	onText  func(string)
 	loops   loopState
@@ -647,7 +649,7 @@ func (r *run) plan() (msg Message, ok bool) {
 		return Message{}, false
 	}
 	r.turns++
-	msg, r.notes = sanitize(resp.Message, r.turn)
+	msg, r.notes = r.sanitize(resp.Message)
 	r.usage = r.usage.Add(resp.Usage)
 	if err := r.append(msg); err != nil {
 		r.finish(StopError, "The run stopped: the session store failed.", err)
@@ -692,7 +694,17 @@ func (r *run) fail(msg Message, err error) {
 // Blocks are copied before any change: the planner's slice is not modified.
 // notes maps the id of each tool_use that must not run to the error text the
 // model will see; it is nil when nothing was wrong.
-func sanitize(m Message, turn int) (_ Message, notes map[string]string) {
+//
+// Inputs are decoded here, once, before the message is stored: a tool's
+// Decode both validates the JSON and gives the value the call will use.
+// Only when it fails is the JSON checked on its own, so that valid JSON is
+// scanned once.
+func (r *run) sanitize(m Message) (_ Message, notes map[string]string) {
+	turn := r.turn
+	if r.decoded == nil {
+		r.decoded = r.decBuf[:0]
+	}
+	r.decoded = r.decoded[:0]
 	m.Role = RoleAssistant
 	m.ToolUseID, m.IsError = "", false
 	if m.Content != "" {
@@ -706,7 +718,13 @@ func sanitize(m Message, turn int) (_ Message, notes map[string]string) {
 			continue
 		}
 		fixID := b.ID == "" || slices.ContainsFunc(m.Blocks[:i], func(o Block) bool { return o.Type == BlockToolUse && o.ID == b.ID })
-		fixInput := len(b.Input) > 0 && !json.Valid(b.Input)
+		var d decoded
+		if t, ok := r.p.tools[b.Name]; ok && !fixID {
+			d.tool, d.done = t, true
+			d.input, d.err = t.Decode(b.Input)
+		}
+		r.decoded = append(r.decoded, d)
+		fixInput := len(b.Input) > 0 && (!d.done || d.err != nil) && !json.Valid(b.Input)
 		if !fixID && !fixInput {
 			continue
 		}
@@ -747,6 +765,14 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// decoded is a tool_use's input as its tool decoded it in sanitize.
+type decoded struct {
+	tool  Tool
+	done  bool // Decode was called
+	input any
+	err   error
+}
+
 // call is one tool_use being handled.
 type call struct {
 	use     Block
@@ -757,6 +783,7 @@ type call struct {
 	result  Message
 	err     error
 	dur     time.Duration
+	pre     decoded         // the input as decoded by sanitize
 	ctx     context.Context // the tool's context, when a hook extended it
 	inv     *ToolInvocation // for AfterTool hooks
 	herrs   []*HookError    // AfterTool failures, reported by finishCall
@@ -772,7 +799,11 @@ func (r *run) runTools(msg Message) bool {
 	r.looping = 0
 	for _, b := range msg.Blocks {
 		if b.Type == BlockToolUse {
-			r.calls = append(r.calls, call{use: b})
+			c := call{use: b}
+			if k := len(r.calls); k < len(r.decoded) {
+				c.pre = r.decoded[k]
+			}
+			r.calls = append(r.calls, c)
 		}
 	}
 	calls := r.calls
@@ -837,7 +868,10 @@ func (r *run) check(c *call) {
 	}
 	c.tool = t
 	c.spec = t.Spec()
-	in, err := t.Decode(c.use.Input)
+	in, err := c.pre.input, c.pre.err
+	if !c.pre.done || c.pre.tool != t {
+		in, err = t.Decode(c.use.Input)
+	}
 	if err != nil {
 		r.decide(c, fmt.Sprintf("tool %q: %v", c.use.Name, err), err)
 		return

@@ -1,0 +1,370 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// StartOptions say where a run is started: the task queue the workers of
+// the agent poll and the agent's name (the Agent.Name given to
+// [Register]).
+type StartOptions struct {
+	// TaskQueue is the workers' task queue. Required.
+	TaskQueue string
+	// Agent is the registered agent's name; "" means [DefaultAgentName].
+	Agent string
+	// WorkflowIDPrefix is put before the session id to make the workflow
+	// id; "" means none: the workflow id is the session id.
+	WorkflowIDPrefix string
+	// ExecutionTimeout bounds the whole run, approvals included; 0 means
+	// no limit.
+	ExecutionTimeout time.Duration
+}
+
+// WorkflowID returns the workflow id of a session's runs.
+func (o StartOptions) WorkflowID(sessionID string) string { return o.WorkflowIDPrefix + sessionID }
+
+// Start starts a run of the agent on a session and returns its workflow
+// run without waiting for it. One session has at most one open run: if a
+// run of the session is open, Start returns an error wrapping
+// [agentrt.ErrSessionBusy].
+//
+// A session whose last run has ended is continued: its messages (the
+// Result of a completed run, or the state of a cancelled or failed one,
+// read with [QueryState], which needs a worker) become the new run's
+// history, and an empty input then adds no user message.
+func Start(ctx context.Context, c client.Client, opts StartOptions, sessionID, input string) (client.WorkflowRun, error) {
+	if opts.TaskQueue == "" {
+		return nil, errors.New("agentrt/temporal: StartOptions.TaskQueue is required")
+	}
+	if sessionID == "" {
+		return nil, fmt.Errorf("%w: empty", agentrt.ErrInvalidSessionID)
+	}
+	id := opts.WorkflowID(sessionID)
+	history, err := previousHistory(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	if input == "" && len(history) == 0 {
+		return nil, agentrt.ErrEmptyInput
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                opts.TaskQueue,
+		WorkflowExecutionTimeout:                 opts.ExecutionTimeout,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}, WorkflowName(opts.Agent), RunInput{SessionID: sessionID, Input: input, History: history})
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			return nil, fmt.Errorf("%w: workflow %q is running", agentrt.ErrSessionBusy, id)
+		}
+		return nil, fmt.Errorf("agentrt/temporal: start workflow %q: %w", id, err)
+	}
+	return run, nil
+}
+
+// previousHistory returns the messages of the last run of workflow id, or
+// nil if there is none.
+func previousHistory(ctx context.Context, c client.Client, id string) ([]agentrt.Message, error) {
+	d, err := c.DescribeWorkflow(ctx, id, "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("agentrt/temporal: describe workflow %q: %w", id, err)
+	}
+	info := d.RawResponse.GetWorkflowExecutionInfo()
+	runID := info.GetExecution().GetRunId()
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return nil, fmt.Errorf("%w: workflow %q is running", agentrt.ErrSessionBusy, id)
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		var res Result
+		if err := c.GetWorkflow(ctx, id, runID).Get(ctx, &res); err != nil {
+			return nil, fmt.Errorf("agentrt/temporal: result of workflow %q: %w", id, err)
+		}
+		return res.Messages, nil
+	}
+	v, err := c.QueryWorkflow(ctx, id, runID, QueryState)
+	if err != nil {
+		return nil, fmt.Errorf("agentrt/temporal: state of ended workflow %q: %w", id, err)
+	}
+	var st State
+	if err := v.Get(&st); err != nil {
+		return nil, err
+	}
+	return st.Messages, nil
+}
+
+// Approve sends an approval to the open run of a session (workflow id
+// opts.WorkflowID(sessionID)). The same can be done from a shell:
+//
+//	temporal workflow signal --workflow-id SESSION --name agentrt.approve \
+//	    --input '{"tool_use_id":"call_3","allow":true}'
+func Approve(ctx context.Context, c client.Client, workflowID string, a Approval) error {
+	if err := c.SignalWorkflow(ctx, workflowID, "", SignalApprove, a); err != nil {
+		return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w", a.ToolUseID, workflowID, err)
+	}
+	return nil
+}
+
+// Runtime runs an agent registered on Temporal workers, with the
+// [agentrt.Runtime] contract: code written against agentrt.Runtime runs on
+// an *agentrt.Agent in-process or on a Runtime durably, unchanged.
+//
+// Run starts the session's workflow ([Start]) and streams its events by
+// polling the [QueryEvents] query every PollInterval. Queries are answered
+// by workers: while no worker runs the workflow (all were stopped) the
+// stream pauses and resumes when one is back. TextDelta and PlannerRetry
+// events are not produced: the planner's text arrives whole in
+// AssistantMessage, and retries are Temporal's.
+//
+// The fields must be set before the first Run and not changed after; a
+// Runtime is then safe for concurrent use.
+type Runtime struct {
+	// Client connects to the Temporal service. Required; owned by the
+	// caller, who closes it.
+	Client client.Client
+	// Options say where runs are started.
+	Options StartOptions
+	// Ask, when set, answers the run's pending approvals from the caller's
+	// process (agentrt.TerminalAsker, say): each pending call is asked once,
+	// from the goroutine ranging over Run, and the answer sent as a signal
+	// (AnswerAlways allows the tool for the rest of the run; an error from
+	// Ask denies the call). The request carries the tool's name and the raw
+	// input (as Input and RawInput) only. When nil, approvals must come from
+	// elsewhere ([Approve], the temporal CLI, a UI).
+	Ask agentrt.AskFunc
+	// PollInterval is the time between two queries; 0 means 200ms.
+	PollInterval time.Duration
+}
+
+var _ agentrt.Runtime = (*Runtime)(nil)
+
+// Run starts a run of the session and yields its events, ending with
+// [agentrt.Done], as [agentrt.Agent.Run] does. Errors (a failed start, a
+// planner failure, a cancelled ctx) are yielded once, last, with a nil
+// event.
+//
+// Cancelling ctx or breaking out of the loop cancels the workflow: a running
+// tool sees its context cancelled (through its heartbeat), every tool_use
+// gets its result, and the workflow ends as cancelled. When ctx is
+// cancelled, Run waits up to 30s for the workflow's Done event to yield it
+// before the error.
+func (r *Runtime) Run(ctx context.Context, sessionID, input string) iter.Seq2[agentrt.Event, error] {
+	return func(yield func(agentrt.Event, error) bool) {
+		if r.Client == nil {
+			yield(nil, errors.New("agentrt/temporal: Runtime.Client is nil"))
+			return
+		}
+		run, err := Start(ctx, r.Client, r.Options, sessionID, input)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		s := &stream{r: r, run: run, yield: yield, asked: map[string]bool{}}
+		s.main(ctx)
+	}
+}
+
+type stream struct {
+	r     *Runtime
+	run   client.WorkflowRun
+	yield func(agentrt.Event, error) bool
+	next  int
+	asked map[string]bool
+}
+
+func (s *stream) interval() time.Duration {
+	if s.r.PollInterval > 0 {
+		return s.r.PollInterval
+	}
+	return 200 * time.Millisecond
+}
+
+func (s *stream) main(ctx context.Context) {
+	for n := 1; ; n++ {
+		done, ok, queried := s.poll(ctx)
+		if !ok { // the consumer stopped
+			s.cancel()
+			return
+		}
+		if done {
+			s.result(ctx)
+			return
+		}
+		if ctx.Err() != nil {
+			s.cancelled(ctx)
+			return
+		}
+		// A workflow that ended without its Done event (terminated, timed
+		// out, failed in its own code) must not keep us polling forever.
+		if (!queried || n%25 == 0) && s.closed(ctx) {
+			s.endedWithoutDone(ctx)
+			return
+		}
+		t := time.NewTimer(s.interval())
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// closed reports whether the workflow run is known to have ended.
+func (s *stream) closed(ctx context.Context) bool {
+	d, err := s.r.Client.DescribeWorkflow(ctx, s.run.GetID(), s.run.GetRunID())
+	if err != nil {
+		return false
+	}
+	return d.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+// endedWithoutDone yields the last events, if a query still gets them, and
+// otherwise a Done event with StopError, then the workflow's error.
+func (s *stream) endedWithoutDone(ctx context.Context) {
+	done, ok, _ := s.poll(ctx)
+	if !ok {
+		return
+	}
+	if !done {
+		if !s.yield(agentrt.Done{Reason: agentrt.StopError, FinalText: "The run stopped: its workflow ended without finishing the run."}, nil) {
+			return
+		}
+	}
+	var res Result
+	err := s.run.Get(ctx, &res)
+	if err == nil {
+		if !done {
+			s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: the workflow ended without a Done event", s.run.GetID()))
+		}
+		return
+	}
+	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), err))
+}
+
+// poll queries the events once, yields the new ones and asks about new
+// pending approvals. done is true after the Done event; ok is false when the
+// consumer stopped; queried is false when the query failed. A failed query
+// (no worker, a restart) is not an error: the next poll tries again.
+func (s *stream) poll(ctx context.Context) (done, ok, queried bool) {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	v, err := s.r.Client.QueryWorkflow(qctx, s.run.GetID(), s.run.GetRunID(), QueryEvents, s.next)
+	cancel()
+	if err != nil {
+		return false, true, false
+	}
+	var page EventsPage
+	if err := v.Get(&page); err != nil {
+		return false, true, false
+	}
+	for _, rec := range page.Events {
+		s.next++
+		ev := rec.Event()
+		if ev == nil {
+			continue
+		}
+		if !s.yield(ev, nil) {
+			return false, false, true
+		}
+		if rec.Kind == KindDone {
+			return true, true, true
+		}
+	}
+	if s.r.Ask != nil {
+		for _, p := range page.Pending {
+			if s.asked[p.ToolUseID] || ctx.Err() != nil {
+				continue
+			}
+			s.asked[p.ToolUseID] = true
+			if err := s.ask(ctx, p); err != nil {
+				s.yield(nil, err)
+				s.cancel()
+				return false, false, true
+			}
+		}
+	}
+	return false, true, true
+}
+
+func (s *stream) ask(ctx context.Context, p PendingApproval) error {
+	req := &agentrt.PermissionRequest{
+		SessionID: s.run.GetID(),
+		ToolUseID: p.ToolUseID,
+		Tool:      agentrt.ToolSpec{Name: p.Tool},
+		Input:     p.Input,
+		RawInput:  p.Input,
+	}
+	ans, err := s.r.Ask(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // the run is being cancelled: main handles it
+		}
+		ans = agentrt.AnswerNo
+	}
+	a := Approval{ToolUseID: p.ToolUseID, Allow: ans != agentrt.AnswerNo, Always: ans == agentrt.AnswerAlways}
+	return Approve(ctx, s.r.Client, s.run.GetID(), a)
+}
+
+// result yields the workflow's error, if it failed.
+func (s *stream) result(ctx context.Context) {
+	var res Result
+	err := s.run.Get(ctx, &res)
+	if err == nil {
+		return
+	}
+	var cerr *temporal.CanceledError
+	if errors.As(err, &cerr) {
+		cause := ctx.Err()
+		if cause == nil {
+			cause = context.Canceled
+		}
+		s.yield(nil, fmt.Errorf("agentrt: run cancelled: %w", cause))
+		return
+	}
+	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), err))
+}
+
+// cancel asks Temporal to cancel the workflow, without waiting.
+func (s *stream) cancel() {
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	_ = s.r.Client.CancelWorkflow(ctx, s.run.GetID(), s.run.GetRunID())
+}
+
+// cancelled cancels the workflow after ctx was cancelled, yields the events
+// up to Done if they arrive within 30s, then the error.
+func (s *stream) cancelled(ctx context.Context) {
+	s.cancel()
+	wctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer stop()
+	for wctx.Err() == nil {
+		done, ok, _ := s.poll(wctx)
+		if !ok {
+			return
+		}
+		if done {
+			break
+		}
+		t := time.NewTimer(s.interval())
+		select {
+		case <-wctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	s.yield(nil, fmt.Errorf("agentrt: run cancelled: %w", ctx.Err()))
+}
