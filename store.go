@@ -136,7 +136,8 @@ func ValidateSessionID(id string) error {
 type MemoryStore struct {
 	mu       sync.Mutex
 	sessions map[string]*memSession
-	locks    map[string]bool
+	locks    map[string]uint64 // session → token of the run holding it
+	lockSeq  uint64
 }
 
 type memSession struct {
@@ -231,20 +232,21 @@ func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.locks[sessionID] {
+	if s.locks[sessionID] != 0 {
 		return nil, fmt.Errorf("%w: %q", ErrSessionBusy, sessionID)
 	}
 	if s.locks == nil {
-		s.locks = map[string]bool{}
+		s.locks = map[string]uint64{}
 	}
-	s.locks[sessionID] = true
-	var once sync.Once
+	s.lockSeq++
+	token := s.lockSeq
+	s.locks[sessionID] = token
 	return func() {
-		once.Do(func() {
-			s.mu.Lock()
+		s.mu.Lock()
+		if s.locks[sessionID] == token { // unlock may be called twice
 			delete(s.locks, sessionID)
-			s.mu.Unlock()
-		})
+		}
+		s.mu.Unlock()
 	}, nil
 }
 

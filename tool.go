@@ -172,12 +172,13 @@ func (t *typedTool[In, Out]) Decode(raw json.RawMessage) (any, error) {
 			return nil, describeDecodeError(err)
 		}
 	}
+	boxed := any(in) // boxed once: validated and returned as is
 	if t.validator != nil {
-		if err := t.validator.validate(in); err != nil {
+		if err := t.validator.validate(boxed); err != nil {
 			return nil, err
 		}
 	}
-	return in, nil
+	return boxed, nil
 }
 
 func (t *typedTool[In, Out]) Execute(ctx context.Context, input any) (string, error) {
