@@ -235,24 +235,25 @@ type run struct {
 	yield     func(Event, error) bool
 	stopped   bool // the consumer broke out of the loop
 
-	history []Message
-	turn    int // the current turn, from 1
-	turns   int // planner calls that returned a message
-	usage   Usage
-	req     ModelRequest
-	preq    PermissionRequest
-	calls   []call
-	decoded []decoded // per tool_use of the current message, from sanitize
-	decBuf  [4]decoded
-	notes   map[string]string // tool_use id → why it must not run (see sanitize)
-	onText  func(string)
-	loops   loopState
-	looping int // highest repeat count seen this turn
-	info    RunInfo
-	started bool            // run-start hooks were called
-	turnCtx context.Context // the context of the current turn (hooks may extend it)
-	compact *Compaction     // the session's last compaction
-	final   string          // a note for the system prompt of the final-answer call
+	history   []Message
+	turn      int // the current turn, from 1
+	turns     int // planner calls that returned a message
+	usage     Usage
+	req       ModelRequest
+	preq      PermissionRequest
+	calls     []call
+	decoded   []decoded // per tool_use of the current message, from sanitize
+	decBuf    [4]decoded
+	notes     map[string]string // tool_use id → why it must not run (see sanitize)
+	onText    func(string)
+	loops     loopState
+	looping   int // highest repeat count seen this turn
+	info      RunInfo
+	started   bool            // run-start hooks were called
+	turnCtx   context.Context // the context of the current turn (hooks may extend it)
+	compact   *Compaction     // the session's last compaction
+	compState any             // the Compressor's state from the last turn
+	final     string          // a note for the system prompt of the final-answer call
 }
 
 // storeCtx is the context of store writes: they must happen even after the
@@ -492,17 +493,21 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	if count == nil {
 		count = EstimateTokens
 	}
-	res, err := c.Compress(r.ctx, &CompressRequest{
+	r.creq = CompressRequest{
 		SessionID: r.sessionID,
 		Messages:  msgs,
 		Budget:    r.agent.ContextTokens,
 		Count:     count,
 		Previous:  r.compact,
 		Force:     force,
-	})
+		State:     r.compState,
+	}
+	res, err := c.Compress(r.ctx, &r.creq)
+	r.creq = CompressRequest{}
 	if err != nil {
 		return nil, fmt.Errorf("agentrt: compress: %w", err)
 	}
+	r.compState = res.State
 	if res.Compaction != nil {
 		r.compact = res.Compaction
 		if ra, ok := r.p.store.(RecordAppender); ok {

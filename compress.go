@@ -37,6 +37,10 @@ type CompressRequest struct {
 	// Force is set when the provider reported that the context was too
 	// long: the compressor must return less than last time.
 	Force bool
+	// State is what the compressor returned as CompressResult.State on the
+	// previous turn of this run (nil on the first): a place for work it can
+	// reuse, so that it need not redo it every turn.
+	State any
 }
 
 // CompressResult is what a [Compressor] returns.
@@ -47,6 +51,8 @@ type CompressResult struct {
 	// in the session (a RecordCompaction record) and passes back as
 	// Previous on later turns and runs.
 	Compaction *Compaction
+	// State is passed back as CompressRequest.State on the next turn.
+	State any
 }
 
 // Compaction is a summary that stands for the session's messages before
@@ -86,8 +92,10 @@ type Window struct {
 	MaxMessages int
 }
 
-// Compress implements [Compressor]. Its cost is proportional to the
-// messages it keeps, not to the session's length.
+// Compress implements [Compressor]. When the window must be cut, it is
+// cut to three quarters of the budget, and the following turns only append
+// their messages to it until the budget is reached again: the cost per turn
+// stays flat however long the session grows.
 func (w Window) Compress(_ context.Context, req *CompressRequest) (*CompressResult, error) {
 	msgs := req.Messages
 	budget := req.Budget
@@ -104,16 +112,40 @@ func (w Window) Compress(_ context.Context, req *CompressRequest) (*CompressResu
 		// Room for the first message and the note added to it.
 		budget = max(1, budget-req.Count(msgs[:1])-16)
 	}
-	cut := windowCut(msgs, 1, budget, w.MaxMessages, req.Count)
+	if st, ok := req.State.(*windowState); ok && !req.Force && st.n <= len(msgs) {
+		added := msgs[st.n:]
+		tokens := st.tokens + req.Count(added)
+		if (budget == 0 || tokens <= budget) && (w.MaxMessages == 0 || len(msgs)-st.cut <= w.MaxMessages) {
+			// Appending to the view never changes what an earlier request
+			// saw: its slice ends where the new messages begin.
+			st.view = append(st.view, added...)
+			st.n, st.tokens = len(msgs), tokens
+			return &CompressResult{Messages: st.view, State: st}, nil
+		}
+	}
+	target := budget
+	if budget > 0 && !req.Force {
+		target = max(1, budget*3/4)
+	}
+	cut := windowCut(msgs, 1, target, w.MaxMessages, req.Count)
 	if cut <= 1 {
 		return &CompressResult{Messages: msgs}, nil
 	}
-	out := make([]Message, 0, 1+len(msgs)-cut)
+	out := make([]Message, 0, 1+len(msgs)-cut+16)
 	first := msgs[0]
 	first.Content += fmt.Sprintf("\n\n[agentrt: %d earlier messages of this conversation are not shown]", cut-1)
 	out = append(out, first)
 	out = append(out, msgs[cut:]...)
-	return &CompressResult{Messages: out}, nil
+	st := &windowState{n: len(msgs), cut: cut, view: out, tokens: req.Count(msgs[cut:])}
+	return &CompressResult{Messages: out, State: st}, nil
+}
+
+// windowState is what Window keeps from one turn to the next.
+type windowState struct {
+	n      int       // the length of the history the view was made from
+	cut    int       // the view is msgs[0] (with a note) + msgs[cut:n]
+	view   []Message // what the planner saw
+	tokens int       // the count of msgs[cut:n]
 }
 
 // windowCut returns the index from which msgs[from:] is kept: the smallest
