@@ -253,7 +253,8 @@ type run struct {
 	turnCtx   context.Context // the context of the current turn (hooks may extend it)
 	compact   *Compaction     // the session's last compaction
 	compState any             // the Compressor's state from the last turn
-	final     string          // a note for the system prompt of the final-answer call
+	creq      CompressRequest
+	final     string // a note for the system prompt of the final-answer call
 }
 
 // storeCtx is the context of store writes: they must happen even after the
