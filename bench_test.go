@@ -98,12 +98,16 @@ func BenchmarkRunLongSession(b *testing.B) {
 			})
 			store := agentrt.NewMemoryStore()
 			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
+			ag.LoopGuard.Disabled = true // the same call every turn is the point here
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = store.Delete(ctx, "s")
-				for _, err := range ag.Run(ctx, "s", "go") {
+				for ev, err := range ag.Run(ctx, "s", "go") {
 					if err != nil {
 						b.Fatal(err)
+					}
+					if d, ok := ev.(agentrt.Done); ok && d.Turns != turns+1 {
+						b.Fatalf("ran %d turns, want %d (%s)", d.Turns, turns+1, d.Reason)
 					}
 				}
 			}
@@ -141,9 +145,12 @@ func BenchmarkRunGuarded(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					_ = store.Delete(ctx, "s")
-					for _, err := range ag.Run(ctx, "s", "go") {
+					for ev, err := range ag.Run(ctx, "s", "go") {
 						if err != nil {
 							b.Fatal(err)
+						}
+						if d, ok := ev.(agentrt.Done); ok && d.Turns != turns+1 {
+							b.Fatalf("ran %d turns, want %d (%s)", d.Turns, turns+1, d.Reason)
 						}
 					}
 				}
