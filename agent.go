@@ -98,10 +98,16 @@ type Agent struct {
 	prep *prepared
 }
 
+// toolEntry is a tool with its spec, read once per Agent.
+type toolEntry struct {
+	tool Tool
+	spec ToolSpec
+}
+
 // prepared is what Run derives from the Agent once.
 type prepared struct {
 	err        error
-	tools      map[string]Tool
+	tools      map[string]*toolEntry
 	specs      []ToolSpec
 	names      string // "a", "b" for the unknown-tool message
 	store      SessionStore
@@ -113,7 +119,7 @@ type prepared struct {
 func (a *Agent) prepare() *prepared {
 	a.once.Do(func() {
 		p := &prepared{
-			tools:      make(map[string]Tool, len(a.Tools)),
+			tools:      make(map[string]*toolEntry, len(a.Tools)),
 			specs:      make([]ToolSpec, 0, len(a.Tools)),
 			store:      a.Store,
 			permission: a.Permission,
@@ -132,7 +138,7 @@ func (a *Agent) prepare() *prepared {
 				p.err = fmt.Errorf("agentrt: two tools are named %q", s.Name)
 				return
 			}
-			p.tools[s.Name] = t
+			p.tools[s.Name] = &toolEntry{tool: t, spec: s}
 			p.specs = append(p.specs, s)
 			names = append(names, strconv.Quote(s.Name))
 		}
@@ -550,29 +556,46 @@ func (r *run) loadCompaction() error {
 // assistant message that has none, so that a session left by a crash
 // satisfies the invariants before the planner sees it.
 func (r *run) repair() error {
-	last := -1
-	for i := len(r.history) - 1; i >= 0; i-- {
-		if r.history[i].Role == RoleAssistant {
-			last = i
-			break
-		}
-	}
-	if last < 0 || !r.history[last].HasToolUse() {
-		return nil
-	}
-	answered := r.history[last+1:]
-	for _, b := range r.history[last].Blocks {
-		if b.Type != BlockToolUse || slices.ContainsFunc(answered, func(m Message) bool {
-			return m.Role == RoleTool && m.ToolUseID == b.ID
-		}) {
-			continue
-		}
-		msg := NewToolResult(b.ID, interruptedText, true)
+	for _, msg := range InterruptedResults(r.history) {
 		if err := r.append(msg); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// InterruptedResults returns the results that repair a session left by a
+// crash: an is_error "interrupted" result for every tool_use of the last
+// assistant message that has no result after it, in tool_use order. Run
+// appends them before the planner sees a resumed session; other runtimes
+// use it to do the same. It returns nil for a session that needs none.
+func InterruptedResults(msgs []Message) []Message {
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 || !msgs[last].HasToolUse() {
+		return nil
+	}
+	answered := msgs[last+1:]
+	var out []Message
+	for _, b := range msgs[last].Blocks {
+		if b.Type != BlockToolUse || slices.ContainsFunc(answered, func(m Message) bool {
+			return m.Role == RoleTool && m.ToolUseID == b.ID
+		}) {
+			continue
+		}
+		out = append(out, NewToolResult(b.ID, interruptedText, true))
+	}
+	return out
+}
+
+// notRunText is the result of a call the run stopped before it started.
+func notRunText(tool string) string {
+	return fmt.Sprintf("cancelled: the run was stopped before tool %q ran", tool)
 }
 
 const interruptedText = "interrupted: the previous run stopped before this tool finished; it may or may not have taken effect"
@@ -694,23 +717,42 @@ func (r *run) fail(msg Message, err error) {
 	r.finish(StopError, "The run stopped: the session store failed.", err)
 }
 
-// sanitize makes a planner's message a well-formed assistant message:
-// role set, stray text moved into a block, and every tool_use with a
-// non-empty id unique within the message and an input that is valid JSON.
-// Blocks are copied before any change: the planner's slice is not modified.
-// notes maps the id of each tool_use that must not run to the error text the
-// model will see; it is nil when nothing was wrong.
-//
-// Inputs are decoded here, once, before the message is stored: a tool's
-// Decode both validates the JSON and gives the value the call will use.
-// Only when it fails is the JSON checked on its own, so that valid JSON is
-// scanned once.
-func (r *run) sanitize(m Message) (_ Message, notes map[string]string) {
-	turn := r.turn
+// SanitizeAssistant makes a planner's message a well-formed assistant
+// message, as Run does before storing it: role set, stray Content moved into
+// a text block, and every tool_use given a non-empty id unique within the
+// message and an input that is valid JSON (an invalid one is kept as a JSON
+// string). The planner's Blocks are copied before any change. notes maps
+// the id of each tool_use that must not run to the error text the model is
+// to see; it is nil when nothing was wrong. Other runtimes use it to keep
+// the same guarantees.
+func SanitizeAssistant(m Message, turn int) (_ Message, notes map[string]string) {
+	return sanitizeMessage(m, turn, nil)
+}
+
+// sanitize is SanitizeAssistant that also decodes each tool_use's input
+// with its tool, once, before the message is stored: Decode both validates
+// the JSON and gives the value the call will use, so valid JSON is scanned
+// once; only when Decode fails is the JSON checked on its own.
+func (r *run) sanitize(m Message) (Message, map[string]string) {
 	if r.decoded == nil {
 		r.decoded = r.decBuf[:0]
 	}
 	r.decoded = r.decoded[:0]
+	return sanitizeMessage(m, r.turn, func(b *Block, fixID bool) bool {
+		var d decoded
+		if e, ok := r.p.tools[b.Name]; ok && !fixID {
+			d.entry, d.done = e, true
+			d.input, d.err = e.tool.Decode(b.Input)
+		}
+		r.decoded = append(r.decoded, d)
+		return d.done && d.err == nil
+	})
+}
+
+// sanitizeMessage is SanitizeAssistant; inspect, if set, is called for
+// every tool_use, in order, and reports whether its input is known to be
+// valid JSON.
+func sanitizeMessage(m Message, turn int, inspect func(b *Block, fixID bool) (validJSON bool)) (_ Message, notes map[string]string) {
 	m.Role = RoleAssistant
 	m.ToolUseID, m.IsError = "", false
 	if m.Content != "" {
@@ -724,13 +766,8 @@ func (r *run) sanitize(m Message) (_ Message, notes map[string]string) {
 			continue
 		}
 		fixID := b.ID == "" || slices.ContainsFunc(m.Blocks[:i], func(o Block) bool { return o.Type == BlockToolUse && o.ID == b.ID })
-		var d decoded
-		if t, ok := r.p.tools[b.Name]; ok && !fixID {
-			d.tool, d.done = t, true
-			d.input, d.err = t.Decode(b.Input)
-		}
-		r.decoded = append(r.decoded, d)
-		fixInput := len(b.Input) > 0 && (!d.done || d.err != nil) && !json.Valid(b.Input)
+		valid := inspect != nil && inspect(b, fixID)
+		fixInput := len(b.Input) > 0 && !valid && !json.Valid(b.Input)
 		if !fixID && !fixInput {
 			continue
 		}
@@ -764,16 +801,30 @@ func (r *run) sanitize(m Message) (_ Message, notes map[string]string) {
 	return m, notes
 }
 
+// truncate shortens s to at most n bytes, without splitting a rune, and
+// marks the cut with "…".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return cutUTF8(s, n) + "…"
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that does
+// not end inside a UTF-8 sequence.
+func cutUTF8(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }
 
 // decoded is a tool_use's input as its tool decoded it in sanitize.
 type decoded struct {
-	tool  Tool
+	entry *toolEntry
 	done  bool // Decode was called
 	input any
 	err   error
@@ -833,8 +884,8 @@ func (r *run) runTools(msg Message) bool {
 		// A run of read-only calls: check them all, run them together.
 		j := i + 1
 		for j < len(calls) && !r.stopped {
-			t, ok := r.p.tools[calls[j].use.Name]
-			if _, bad := r.notes[calls[j].use.ID]; bad || !ok || !t.Spec().ReadOnly {
+			e, ok := r.p.tools[calls[j].use.Name]
+			if _, bad := r.notes[calls[j].use.ID]; bad || !ok || !e.spec.ReadOnly {
 				break
 			}
 			r.check(&calls[j])
@@ -858,12 +909,12 @@ func (r *run) runTools(msg Message) bool {
 // check announces a call, looks its tool up, decodes its input and asks the
 // permission checker. A failure decides the call's (error) result.
 func (r *run) check(c *call) {
-	r.emit(ToolCall{Turn: r.turn, ToolUse: c.use, ReadOnly: r.readOnly(c.use.Name)})
+	e, ok := r.p.tools[c.use.Name]
+	r.emit(ToolCall{Turn: r.turn, ToolUse: c.use, ReadOnly: ok && e.spec.ReadOnly})
 	if note, bad := r.notes[c.use.ID]; bad {
 		r.decide(c, note, nil)
 		return
 	}
-	t, ok := r.p.tools[c.use.Name]
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q; the available tools are: %s", c.use.Name, r.p.names)
 		if r.p.names == "" {
@@ -872,10 +923,11 @@ func (r *run) check(c *call) {
 		r.decide(c, msg, nil)
 		return
 	}
+	t := e.tool
 	c.tool = t
-	c.spec = t.Spec()
+	c.spec = e.spec
 	in, err := c.pre.input, c.pre.err
-	if !c.pre.done || c.pre.tool != t {
+	if !c.pre.done || c.pre.entry != e {
 		in, err = t.Decode(c.use.Input)
 	}
 	if err != nil {
@@ -899,14 +951,7 @@ func (r *run) check(c *call) {
 		d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
 	}
 	if d.Allow && d.Input != nil {
-		var raw []byte
-		switch v := d.Input.(type) {
-		case json.RawMessage:
-			raw = v
-		case []byte:
-			raw = v
-		}
-		if raw != nil {
+		if raw, ok := rawJSON(d.Input); ok {
 			in, err = t.Decode(raw)
 			if err != nil {
 				d = Decision{Reason: fmt.Sprintf("the permission checker rewrote the input, and the new input is invalid: %v", err), Source: d.Source}
@@ -920,14 +965,10 @@ func (r *run) check(c *call) {
 	// read-only tool by policy.
 	if !d.Allow || !c.spec.ReadOnly || d.Input != nil || d.Source != "policy" {
 		rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
-		switch v := d.Input.(type) {
-		case nil:
-		case json.RawMessage:
-			rec.Input = v
-		case []byte:
-			rec.Input = v
-		default:
-			rec.Input, _ = json.Marshal(v)
+		if raw, ok := rawJSON(d.Input); ok {
+			rec.Input = raw
+		} else if d.Input != nil {
+			rec.Input, _ = json.Marshal(d.Input)
 		}
 		if err := r.record(RecordPermission, rec); err != nil {
 			// The audit trail could not be written: do not run the tool.
@@ -964,9 +1005,16 @@ func (r *run) check(c *call) {
 	c.input = in
 }
 
-func (r *run) readOnly(name string) bool {
-	t, ok := r.p.tools[name]
-	return ok && t.Spec().ReadOnly
+// rawJSON reports whether a rewritten input is raw JSON (json.RawMessage
+// or []byte) rather than a decoded value.
+func rawJSON(v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case json.RawMessage:
+		return v, true
+	case []byte:
+		return v, true
+	}
+	return nil, false
 }
 
 // decide gives c an error result without running it.
@@ -1019,7 +1067,7 @@ func (r *run) executeBatch(batch []call) {
 // to call concurrently for different calls.
 func (r *run) execute(c *call) {
 	if err := r.ctx.Err(); err != nil {
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", c.use.Name), true)
+		c.result = NewToolResult(c.use.ID, notRunText(c.use.Name), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 		return
 	}
@@ -1094,7 +1142,7 @@ func (r *run) finishCall(c *call) bool {
 	if limit == 0 {
 		limit = DefaultMaxToolOutput
 	}
-	if cut, ok := truncateOutput(c.result.Content, limit); ok {
+	if cut, ok := TruncateOutput(c.result.Content, limit); ok {
 		full = c.result.Content
 		c.result.Content = cut
 	}
@@ -1118,7 +1166,7 @@ func (r *run) finishCall(c *call) bool {
 func (r *run) skipRest(rest []call) bool {
 	for i := range rest {
 		c := &rest[i]
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped before tool %q ran", c.use.Name), true)
+		c.result = NewToolResult(c.use.ID, notRunText(c.use.Name), true)
 		if err := r.p.store.Append(r.storeCtx(), r.sessionID, c.result); err != nil {
 			r.finish(StopError, "The run stopped: the session store failed.", err)
 			return false
@@ -1140,7 +1188,7 @@ func (r *run) abandon(msg Message, from int, text string) {
 		if i >= from {
 			t := text
 			if t == "" {
-				t = fmt.Sprintf("cancelled: the run was stopped before tool %q ran", b.Name)
+				t = notRunText(b.Name)
 			}
 			res := NewToolResult(b.ID, t, true)
 			if r.p.store.Append(r.storeCtx(), r.sessionID, res) != nil {

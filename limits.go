@@ -145,17 +145,16 @@ func ordinal(n int) string {
 // Agent.MaxToolOutput is 0.
 const DefaultMaxToolOutput = 64 << 10
 
-// truncateOutput cuts content to at most max bytes (at a UTF-8 boundary)
-// and appends a note saying how much was cut.
-func truncateOutput(content string, max int) (string, bool) {
+// TruncateOutput cuts a tool's output to at most max bytes (without
+// splitting a rune) and appends a note saying how much was cut, as Run does
+// with Agent.MaxToolOutput; ok reports whether it cut. A negative max means
+// no limit.
+func TruncateOutput(content string, max int) (_ string, ok bool) {
 	if max < 0 || len(content) <= max {
 		return content, false
 	}
-	cut := max
-	for cut > 0 && cut < len(content) && content[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return content[:cut] + fmt.Sprintf("\n[agentrt: output truncated: showing the first %d of %d bytes]", cut, len(content)), true
+	cut := cutUTF8(content, max)
+	return cut + fmt.Sprintf("\n[agentrt: output truncated: showing the first %d of %d bytes]", len(cut), len(content)), true
 }
 
 // RetryPolicy says how the runtime retries a planner call that failed with

@@ -113,9 +113,9 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("agentrt: RunTyped: %w", err)
 	}
-	var v validatorFor
+	var sv *structValidator
 	if st.Kind() == reflect.Struct {
-		v.sv = newStructValidator(st)
+		sv = newStructValidator(st)
 	}
 	value := new(T)
 	spec := &outputSpec{
@@ -132,8 +132,8 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 			if err := decodeStrict(raw, &out); err != nil {
 				return describeDecodeError(err)
 			}
-			if v.sv != nil {
-				if err := v.sv.validate(out); err != nil {
+			if sv != nil {
+				if err := sv.validate(out); err != nil {
 					return err
 				}
 			}
@@ -143,5 +143,3 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 	}
 	return spec, value, nil
 }
-
-type validatorFor struct{ sv *structValidator }

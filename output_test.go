@@ -3,7 +3,9 @@ package agentrt_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,4 +70,13 @@ func TestRunTypedWithToolsAndPlannerError(t *testing.T) {
 	ag, _ = newAgent(agenttest.Script(agenttest.Fail(boom)))
 	_, err = agentrt.RunTyped[Verdict](context.Background(), ag, "s1", "go", nil)
 	require.ErrorIs(t, err, boom)
+}
+
+func TestOutputErrorTextKeepsRunesWhole(t *testing.T) {
+	t.Parallel()
+	raw := "a" + strings.Repeat("é", 400) // byte 300 falls inside a rune
+	err := &agentrt.OutputError{Raw: raw, Err: errors.New("not JSON")}
+	msg := err.Error()
+	assert.True(t, utf8.ValidString(msg), "a cut never splits a rune")
+	assert.Contains(t, msg, "a"+strings.Repeat("é", 149)+"…")
 }
