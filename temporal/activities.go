@@ -92,7 +92,7 @@ func (a *activities) plan(ctx context.Context, in PlanInput) (*PlanOutput, error
 		return nil, temporal.NewApplicationErrorWithOptions(err.Error(), "agentrt.PlannerError",
 			temporal.ApplicationErrorOptions{NonRetryable: true, Cause: err})
 	}
-	msg, notes := sanitize(resp.Message, in.Turn)
+	msg, notes := agentrt.SanitizeAssistant(resp.Message, in.Turn)
 	for _, u := range msg.ToolUses() {
 		if _, bad := notes[u.ID]; bad {
 			continue
@@ -146,7 +146,7 @@ func (a *activities) tool(ctx context.Context, in ToolInput) (*ToolOutput, error
 	stop()
 	if err == nil {
 		res := &ToolOutput{Content: out, Duration: dur}
-		if cut, ok := truncateOutput(out, a.d.maxOutput); ok {
+		if cut, ok := agentrt.TruncateOutput(out, a.d.maxOutput); ok {
 			res.FullOutput, res.Content = out, cut
 		}
 		return res, nil
@@ -205,70 +205,4 @@ func heartbeat(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-exited }
-}
-
-// sanitize makes a planner's message a well-formed assistant message, as
-// the in-process runtime does: role set, stray text moved into a block,
-// and every tool_use with a non-empty id unique within the message and an
-// input that is valid JSON. notes maps the id of each tool_use that must not
-// run to the error text the model will see.
-func sanitize(m agentrt.Message, turn int) (_ agentrt.Message, notes map[string]string) {
-	m.Role = agentrt.RoleAssistant
-	m.ToolUseID, m.IsError = "", false
-	if m.Content != "" {
-		m.Blocks = append([]agentrt.Block{agentrt.TextBlock(m.Content)}, m.Blocks...)
-		m.Content = ""
-	}
-	m.Blocks = slices.Clone(m.Blocks)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		if b.Type != agentrt.BlockToolUse {
-			continue
-		}
-		fixID := b.ID == "" || slices.ContainsFunc(m.Blocks[:i], func(o agentrt.Block) bool {
-			return o.Type == agentrt.BlockToolUse && o.ID == b.ID
-		})
-		fixInput := len(b.Input) > 0 && !json.Valid(b.Input)
-		if !fixID && !fixInput {
-			continue
-		}
-		if notes == nil {
-			notes = map[string]string{}
-		}
-		var note string
-		if fixID {
-			if b.ID == "" {
-				note = "invalid tool_use: empty id; this call was not run. Give every tool_use a unique id."
-			} else {
-				note = fmt.Sprintf("invalid tool_use: duplicate id %q; this call was not run. Give every tool_use a unique id.", b.ID)
-			}
-			b.ID = fmt.Sprintf("agentrt_t%d_%d", turn, i)
-		}
-		if fixInput {
-			if !fixID {
-				in := string(b.Input)
-				if len(in) > 200 {
-					in = in[:200] + "…"
-				}
-				note = fmt.Sprintf("tool %q: input is not valid JSON: %s; send the input as one JSON object", b.Name, in)
-			}
-			q, _ := json.Marshal(string(b.Input))
-			b.Input = q
-		}
-		notes[b.ID] = note
-	}
-	return m, notes
-}
-
-// truncateOutput cuts content to at most max bytes (at a UTF-8 boundary)
-// with a note, as the in-process runtime does.
-func truncateOutput(content string, max int) (string, bool) {
-	if max < 0 || len(content) <= max {
-		return content, false
-	}
-	cut := max
-	for cut > 0 && cut < len(content) && content[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return content[:cut] + fmt.Sprintf("\n[agentrt: output truncated: showing the first %d of %d bytes]", cut, len(content)), true
 }

@@ -270,3 +270,6 @@ func TestEventRecordJSON(t *testing.T) {
 	assert.EqualError(t, ev.Err, `tool "x" (c1): boom`)
 	assert.Nil(t, EventRecord{Kind: "unknown"}.Event())
 }
+
+// interruptedText is the result agentrt.InterruptedResults gives.
+const interruptedText = "interrupted: the previous run stopped before this tool finished; it may or may not have taken effect"

@@ -252,30 +252,8 @@ func (w *wfRun) finish(reason agentrt.StopReason, text string) {
 // repair gives an "interrupted" result to every unanswered tool_use of the
 // last assistant message of the history.
 func (w *wfRun) repair() {
-	last := -1
-	for i := len(w.history) - 1; i >= 0; i-- {
-		if w.history[i].Role == agentrt.RoleAssistant {
-			last = i
-			break
-		}
-	}
-	if last < 0 {
-		return
-	}
-	answered := map[string]bool{}
-	for _, m := range w.history[last+1:] {
-		if m.Role == agentrt.RoleTool {
-			answered[m.ToolUseID] = true
-		}
-	}
-	for _, u := range w.history[last].ToolUses() {
-		if !answered[u.ID] {
-			w.history = append(w.history, agentrt.NewToolResult(u.ID, interruptedText, true))
-		}
-	}
+	w.history = append(w.history, agentrt.InterruptedResults(w.history)...)
 }
-
-const interruptedText = "interrupted: the previous run stopped before this tool finished; it may or may not have taken effect"
 
 // loop runs the turns. It returns errCancelled when the workflow was
 // cancelled, a planner error, or nil after finishing the run.
