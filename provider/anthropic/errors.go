@@ -9,9 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -75,7 +73,7 @@ func fromAPIError(e *sdk.Error) *agentrt.ProviderError {
 		pe.Message = strings.TrimSpace(e.RawJSON())
 	}
 	if e.Response != nil {
-		pe.RetryAfter = retryAfter(e.Response.Header)
+		pe.RetryAfter, _ = agentrt.ParseRetryAfter(e.Response.Header)
 	}
 	pe.Kind = errorKind(pe.StatusCode, pe.Code, pe.Message)
 	return pe
@@ -123,30 +121,6 @@ func isContextLength(msg string) bool {
 		}
 	}
 	return false
-}
-
-// retryAfter returns the wait the API asked for: Retry-After-Ms (in
-// milliseconds) or Retry-After (seconds, or an HTTP date), or 0.
-func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, time.Until(t))
-	}
-	return 0
 }
 
 // badResponse returns the error for a malformed or truncated response.

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -238,28 +237,6 @@ func TestConnectionRefused(t *testing.T) {
 		var pe *agentrt.ProviderError
 		require.ErrorAs(t, err, &pe)
 		assert.Zero(t, pe.StatusCode)
-	}
-}
-
-func TestRetryAfterHeader(t *testing.T) {
-	t.Parallel()
-	future := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
-	tests := []struct {
-		header   http.Header
-		min, max time.Duration
-	}{
-		{http.Header{}, 0, 0},
-		{http.Header{"Retry-After": {"3"}}, 3 * time.Second, 3 * time.Second},
-		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond, 500 * time.Millisecond},
-		{http.Header{"Retry-After": {"-1"}}, 0, 0},
-		{http.Header{"Retry-After": {"soon"}}, 0, 0},
-		{http.Header{"Retry-After-Ms": {"250"}}, 250 * time.Millisecond, 250 * time.Millisecond},
-		{http.Header{"Retry-After": {future}}, 80 * time.Second, 90 * time.Second},
-	}
-	for _, tt := range tests {
-		got := retryAfter(tt.header)
-		assert.GreaterOrEqual(t, got, tt.min, "%v", tt.header)
-		assert.LessOrEqual(t, got, tt.max, "%v", tt.header)
 	}
 }
 

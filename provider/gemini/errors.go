@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,32 +37,11 @@ func (t *retryAfterTransport) RoundTrip(r *http.Request) (*http.Response, error)
 	}
 	if info, ok := r.Context().Value(callInfoKey{}).(*callInfo); ok {
 		info.status.Store(int32(resp.StatusCode))
-		if d, ok := parseRetryAfter(resp.Header); ok {
+		if d, ok := agentrt.ParseRetryAfter(resp.Header); ok {
 			info.retryAfter.Store(int64(d) + 1)
 		}
 	}
 	return resp, nil
-}
-
-// parseRetryAfter reads Retry-After-Ms (milliseconds) or Retry-After
-// (seconds or an HTTP date).
-func parseRetryAfter(h http.Header) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
 }
 
 // retryInfoDelay reads the delay of a google.rpc.RetryInfo error detail,

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -117,7 +116,7 @@ func statusError(status int, header http.Header, info errorInfo, err error) erro
 		StatusCode: status,
 		Code:       firstNonEmpty(info.Code, info.Type),
 		Message:    info.Message,
-		RetryAfter: retryAfter(header),
+		RetryAfter: retryAfterOf(header),
 		Kind:       kind,
 		Err:        err,
 	}
@@ -197,33 +196,10 @@ func readBody(res *http.Response) []byte {
 	return b
 }
 
-// retryAfter reads the wait an error response asks for: Retry-After-Ms, or
-// Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < math.MaxInt64/float64(time.Millisecond) {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < math.MaxInt64/float64(time.Second) {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+// retryAfterOf is the wait the response's headers ask for, or 0.
+func retryAfterOf(h http.Header) time.Duration {
+	d, _ := agentrt.ParseRetryAfter(h)
+	return d
 }
 
 func badResponse(msg string, err error) error {
