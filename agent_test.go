@@ -341,7 +341,7 @@ func TestRunMaxTurns(t *testing.T) {
 		assert.ErrorIs(t, done.Err(), agentrt.ErrMaxTurns)
 		script.AssertDone(t)
 		if noFinal {
-			assert.Contains(t, done.FinalText, "3 turns")
+			assert.Contains(t, done.Detail, "3 turns")
 			assert.Equal(t, 3, done.Turns)
 			assert.Len(t, msgs, 7)
 		} else {

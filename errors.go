@@ -12,10 +12,18 @@ import (
 
 // Errors that end a run or describe why it ended. Use errors.Is.
 var (
-	// ErrNoPlanner is returned by Run when the Agent has no Planner.
-	ErrNoPlanner = errors.New("agentrt: agent has no planner")
+	// ErrInvalidAgent is returned by Run, alone and before any event, for
+	// an Agent it cannot run: no Planner, a nil tool, two tools with one
+	// name, an invalid tool name, or a Tool.Spec that panics.
+	ErrInvalidAgent = errors.New("agentrt: invalid agent")
+	// ErrNoPlanner is the ErrInvalidAgent of an Agent without a Planner.
+	ErrNoPlanner = fmt.Errorf("%w: no planner", ErrInvalidAgent)
 	// ErrMaxTurns is what [Done.Err] returns when a run stopped at MaxTurns.
 	ErrMaxTurns = errors.New("agentrt: max turns reached")
+	// ErrLoopDetected is what [Done.Err] returns for StopLoopDetected.
+	ErrLoopDetected = errors.New("agentrt: loop detected")
+	// ErrBudgetExceeded is what [Done.Err] returns for StopBudgetExceeded.
+	ErrBudgetExceeded = errors.New("agentrt: budget exceeded")
 	// ErrSessionBusy is returned when another run holds the session.
 	ErrSessionBusy = errors.New("agentrt: session is busy with another run")
 	// ErrInvalidSessionID is returned for a session id that a store refuses.
@@ -156,11 +164,16 @@ func (e *ToolError) Error() string {
 
 func (e *ToolError) Unwrap() error { return e.Err }
 
-// PanicError is a tool's recovered panic, with the stack trace. The model
-// sees only "tool "x" panicked: value"; the stack stays with the caller.
+// PanicError is a user callback's recovered panic (a tool, a decoder, a
+// permission checker, a hook, a planner), with the stack trace. A callback
+// that called runtime.Goexit (t.FailNow in a test) gives one too, with
+// Value "runtime.Goexit called". The model sees only "tool "x" panicked:
+// value"; the stack stays with the caller.
 type PanicError struct {
 	Value any
 	Stack []byte
+
+	goexit bool
 }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }

@@ -7,7 +7,8 @@ import (
 
 // Event is one step of a run, yielded by [Agent.Run]. It is one of
 // [TextDelta], [AssistantMessage], [ToolCall], [PermissionDecision],
-// [ToolResult], [PlannerRetry] and [Done]; switch on its type:
+// [ToolResult], [PlannerRetry], [HookFailed], [SubAgentEvent] and [Done];
+// switch on its type:
 //
 //	switch e := ev.(type) {
 //	case agentrt.TextDelta:
@@ -74,6 +75,32 @@ type ToolResult struct {
 	FullOutput string
 }
 
+// PlannerRetry reports a transient planner failure that the runtime is
+// about to retry after Delay.
+type PlannerRetry struct {
+	Turn    int
+	Attempt int // the attempt that failed, from 1
+	Delay   time.Duration
+	Err     error
+}
+
+// HookFailed is the event of a contained hook failure.
+type HookFailed struct {
+	Turn int
+	Err  *HookError
+}
+
+// SubAgentEvent is an event of a sub-agent run by an [AgentTool], seen by
+// the caller of the parent's Run. Agent is the tool's name; SessionID is
+// the child session.
+type SubAgentEvent struct {
+	Turn      int // the parent's turn
+	ToolUseID string
+	Agent     string
+	SessionID string
+	Event     Event
+}
+
 // StopReason says why a run ended.
 type StopReason string
 
@@ -83,21 +110,58 @@ const (
 	StopComplete StopReason = "complete"
 	// StopMaxTurns: the run reached Agent.MaxTurns.
 	StopMaxTurns StopReason = "max_turns"
+	// StopLoopDetected: the model kept repeating the same tool calls with
+	// the same results after it was told so.
+	StopLoopDetected StopReason = "loop_detected"
+	// StopBudgetExceeded: the run reached its token, cost or time budget.
+	StopBudgetExceeded StopReason = "budget_exceeded"
 	// StopCancelled: the context was cancelled or the caller stopped
 	// ranging over the events.
 	StopCancelled StopReason = "cancelled"
-	// StopError: the planner or the store failed; the error follows.
+	// StopError: the planner, a hook or the store failed, or the final
+	// answer did not match the expected output; the error follows Done.
 	StopError StopReason = "error"
 )
 
-// Done is the last event of every run. When Reason is StopCancelled or
-// StopError (and the caller is still ranging), the iterator yields the
-// error right after it, once, as its last value.
+// Layer names the part of the system a run's stop came from, so that a
+// person sees at once where to look.
+type Layer string
+
+// Layers, in [Done.Layer].
+const (
+	// LayerNone: the run completed.
+	LayerNone Layer = ""
+	// LayerProvider: the model API failed (a [*ProviderError]).
+	LayerProvider Layer = "provider"
+	// LayerPlanner: the planner failed or panicked, the compressor failed,
+	// or the final answer did not match the expected output.
+	LayerPlanner Layer = "planner"
+	// LayerHook: a BeforePlan hook refused the planner call.
+	LayerHook Layer = "hook"
+	// LayerStore: the session store failed.
+	LayerStore Layer = "store"
+	// LayerLimit: MaxTurns, the loop guard or the budget ended the run.
+	LayerLimit Layer = "limit"
+	// LayerCancellation: the context was cancelled or the caller stopped
+	// ranging.
+	LayerCancellation Layer = "cancellation"
+)
+
+// Done is the last event of every run that started (see [Agent.Run] for
+// the early failures that yield only an error). When Reason is
+// StopCancelled or StopError and the caller is still ranging, the iterator
+// yields the error right after it, once, as its last value.
 type Done struct {
 	Reason StopReason
-	// FinalText is the model's final answer when Reason is StopComplete, or
-	// a sentence saying why the run stopped otherwise.
+	// Layer is where the stop came from; LayerNone for a complete run.
+	Layer Layer
+	// FinalText is the model's final answer: its last text when Reason is
+	// StopComplete, or the answer it gave without tools after a limit
+	// (empty when it gave none or with Agent.NoFinalAnswer).
 	FinalText string
+	// Detail says, for a person, why the run stopped; empty for a complete
+	// run. It is never model output.
+	Detail string
 	// Usage is the total of every planner call of the run.
 	Usage Usage
 	// Turns is the number of planner calls made.
@@ -105,7 +169,8 @@ type Done struct {
 }
 
 // Err returns nil for a complete run and an error that says why it ended
-// otherwise (errors.Is works with [ErrMaxTurns]).
+// otherwise (errors.Is works with [ErrMaxTurns], [ErrLoopDetected] and
+// [ErrBudgetExceeded]).
 func (d Done) Err() error {
 	switch d.Reason {
 	case StopComplete:
@@ -123,7 +188,7 @@ func (d Done) Err() error {
 type stopError struct{ d Done }
 
 func (e *stopError) Error() string {
-	return "agentrt: run stopped (" + string(e.d.Reason) + "): " + e.d.FinalText
+	return "agentrt: run stopped (" + string(e.d.Reason) + "): " + e.d.Detail
 }
 
 func (TextDelta) isEvent()          {}
@@ -132,6 +197,9 @@ func (ToolCall) isEvent()           {}
 func (PermissionDecision) isEvent() {}
 func (ToolResult) isEvent()         {}
 func (Done) isEvent()               {}
+func (PlannerRetry) isEvent()       {}
+func (HookFailed) isEvent()         {}
+func (SubAgentEvent) isEvent()      {}
 
 // permissionRecord is the JSON body of a RecordPermission record.
 type permissionRecord struct {

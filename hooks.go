@@ -112,14 +112,6 @@ func (e *HookError) Error() string {
 
 func (e *HookError) Unwrap() error { return e.Err }
 
-// HookFailed is the event of a contained hook failure.
-type HookFailed struct {
-	Turn int
-	Err  *HookError
-}
-
-func (HookFailed) isEvent() {}
-
 // callHook runs f, turning a panic into an error.
 func callHook(stage string, i int, f func() error) (err *HookError) {
 	defer func() {
@@ -133,78 +125,91 @@ func callHook(stage string, i int, f func() error) (err *HookError) {
 	return nil
 }
 
-// hookFailed reports a contained failure. It may be called from a tool
-// goroutine only through r.note.
-func (r *run) hookFailed(err *HookError) {
-	r.emit(HookFailed{Turn: r.turn, Err: err})
+// runHooks runs f, which calls hooks, on the worker: a hook that calls
+// runtime.Goexit is reported like one that panicked.
+func (r *run) runHooks(stage string, f func()) {
+	if perr := r.doFunc(f); perr != nil {
+		r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
+	}
 }
 
+// hookFailed reports a contained failure from the worker.
+func (r *run) hookFailed(err *HookError) { r.send(HookFailed{Turn: r.l.turn, Err: err}) }
+
 func (r *run) runStartHooks() {
-	for i, h := range r.agent.Hooks {
-		if h.OnRunStart == nil {
-			continue
-		}
-		ctx := r.ctx
-		if err := callHook("OnRunStart", i, func() error {
-			if c := h.OnRunStart(ctx, &r.info); c != nil {
-				ctx = c
+	r.runHooks("OnRunStart", func() {
+		for i, h := range r.p.hooks {
+			if h.OnRunStart == nil {
+				continue
 			}
-			return nil
-		}); err != nil {
-			r.hookFailed(err)
-			continue
+			ctx := r.ctx
+			if err := callHook("OnRunStart", i, func() error {
+				if c := h.OnRunStart(ctx, &r.info); c != nil {
+					ctx = c
+				}
+				return nil
+			}); err != nil {
+				r.hookFailed(err)
+				continue
+			}
+			r.ctx = ctx
 		}
-		r.ctx = ctx
-	}
+	})
 }
 
 func (r *run) runEndHooks(done Done, runErr error) {
-	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
-		h := r.agent.Hooks[i]
-		if h.OnRunEnd == nil {
-			continue
+	r.runHooks("OnRunEnd", func() {
+		for i := len(r.p.hooks) - 1; i >= 0; i-- {
+			h := r.p.hooks[i]
+			if h.OnRunEnd == nil {
+				continue
+			}
+			if err := callHook("OnRunEnd", i, func() error { h.OnRunEnd(r.ctx, &r.info, done, runErr); return nil }); err != nil {
+				r.hookFailed(err)
+			}
 		}
-		if err := callHook("OnRunEnd", i, func() error { h.OnRunEnd(r.ctx, &r.info, done, runErr); return nil }); err != nil {
-			r.hookFailed(err)
-		}
-	}
+	})
 }
 
 // turnStartHooks returns the turn's context.
 func (r *run) turnStartHooks() context.Context {
 	ctx := r.ctx
-	for i, h := range r.agent.Hooks {
-		if h.OnTurnStart == nil {
-			continue
-		}
-		if err := callHook("OnTurnStart", i, func() error {
-			if c := h.OnTurnStart(ctx, &r.info, r.turn); c != nil {
-				ctx = c
+	r.runHooks("OnTurnStart", func() {
+		for i, h := range r.p.hooks {
+			if h.OnTurnStart == nil {
+				continue
 			}
-			return nil
-		}); err != nil {
-			r.hookFailed(err)
+			if err := callHook("OnTurnStart", i, func() error {
+				if c := h.OnTurnStart(ctx, &r.info, r.l.turn); c != nil {
+					ctx = c
+				}
+				return nil
+			}); err != nil {
+				r.hookFailed(err)
+			}
 		}
-	}
+	})
 	return ctx
 }
 
 func (r *run) turnEndHooks(ctx context.Context) {
-	for i := len(r.agent.Hooks) - 1; i >= 0; i-- {
-		h := r.agent.Hooks[i]
-		if h.OnTurnEnd == nil {
-			continue
+	r.runHooks("OnTurnEnd", func() {
+		for i := len(r.p.hooks) - 1; i >= 0; i-- {
+			h := r.p.hooks[i]
+			if h.OnTurnEnd == nil {
+				continue
+			}
+			if err := callHook("OnTurnEnd", i, func() error { h.OnTurnEnd(ctx, &r.info, r.l.turn); return nil }); err != nil {
+				r.hookFailed(err)
+			}
 		}
-		if err := callHook("OnTurnEnd", i, func() error { h.OnTurnEnd(ctx, &r.info, r.turn); return nil }); err != nil {
-			r.hookFailed(err)
-		}
-	}
+	})
 }
 
 // beforePlan runs the BeforePlan hooks; an error ends the run, after the
-// AfterPlan hooks of those that ran have seen it.
+// AfterPlan hooks of those that ran have seen it. It runs on the worker.
 func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Context, error) {
-	for i, h := range r.agent.Hooks {
+	for i, h := range r.p.hooks {
 		if h.BeforePlan == nil {
 			continue
 		}
@@ -223,13 +228,13 @@ func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Contex
 }
 
 func (r *run) afterPlan(ctx context.Context, req *ModelRequest, resp *ModelResponse, planErr error) {
-	r.afterPlanN(ctx, req, resp, planErr, len(r.agent.Hooks))
+	r.afterPlanN(ctx, req, resp, planErr, len(r.p.hooks))
 }
 
 // afterPlanN runs the AfterPlan hooks of the first n Hooks, last first.
 func (r *run) afterPlanN(ctx context.Context, req *ModelRequest, resp *ModelResponse, planErr error, n int) {
 	for i := n - 1; i >= 0; i-- {
-		h := r.agent.Hooks[i]
+		h := r.p.hooks[i]
 		if h.AfterPlan == nil {
 			continue
 		}
@@ -242,7 +247,7 @@ func (r *run) afterPlanN(ctx context.Context, req *ModelRequest, resp *ModelResp
 // beforeTool runs the BeforeTool hooks for an allowed call. It returns the
 // context for the tool, or the reason the call is blocked.
 func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Context, string, *HookError) {
-	for i, h := range r.agent.Hooks {
+	for i, h := range r.p.hooks {
 		if h.BeforeTool == nil {
 			continue
 		}
@@ -274,14 +279,14 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 // afterTool runs the AfterTool hooks; failures are returned to be reported
 // by the run's goroutine.
 func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*HookError {
-	return r.afterToolN(ctx, inv, out, len(r.agent.Hooks))
+	return r.afterToolN(ctx, inv, out, len(r.p.hooks))
 }
 
 // afterToolN runs the AfterTool hooks of the first n Hooks, last first.
 func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutcome, n int) []*HookError {
 	var errs []*HookError
 	for i := n - 1; i >= 0; i-- {
-		h := r.agent.Hooks[i]
+		h := r.p.hooks[i]
 		if h.AfterTool == nil {
 			continue
 		}

@@ -7,22 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
-
-// SubAgentEvent is an event of a sub-agent run by an [AgentTool], seen by
-// the caller of the parent's Run. Agent is the tool's name; SessionID is
-// the child session.
-type SubAgentEvent struct {
-	Turn      int // the parent's turn
-	ToolUseID string
-	Agent     string
-	SessionID string
-	Event     Event
-}
-
-func (SubAgentEvent) isEvent() {}
 
 // RecordSubAgent links a parent session to the child session of an agent
 // tool call: {"tool_use_id", "agent", "session_id"}.
@@ -119,12 +105,11 @@ func (t *agentTool) Execute(ctx context.Context, input any) (string, error) {
 	if call != nil {
 		sessionID = childSessionID(call.r.sessionID, t.spec.Name, call.c.use.ID)
 		if !t.opts.OwnPermission {
-			opts.permission = call.r.p.permission
-			if call.r.opts.permission != nil {
-				opts.permission = call.r.opts.permission
-			}
+			opts.permission = call.r.permission
 		}
-		call.link(sessionID)
+		if err := call.link(sessionID); err != nil {
+			return "", fmt.Errorf("sub-agent %q: the link to its session could not be recorded: %w", t.spec.Name, err)
+		}
 	}
 	var done *Done
 	for ev, err := range t.child.run(ctx, sessionID, in.Task, opts) {
@@ -132,7 +117,7 @@ func (t *agentTool) Execute(ctx context.Context, input any) (string, error) {
 			return "", fmt.Errorf("sub-agent %q failed: %w", t.spec.Name, err)
 		}
 		if call != nil {
-			call.forward(SubAgentEvent{Turn: call.r.turn, ToolUseID: call.c.use.ID, Agent: t.spec.Name, SessionID: sessionID, Event: ev})
+			call.forward(SubAgentEvent{Turn: call.r.l.turn, ToolUseID: call.c.use.ID, Agent: t.spec.Name, SessionID: sessionID, Event: ev})
 		}
 		if d, ok := ev.(Done); ok {
 			done = &d
@@ -162,27 +147,24 @@ type toolCallKey struct{}
 
 // toolCallCtx gives an agent tool what it needs of the parent run.
 type toolCallCtx struct {
-	r      *run
-	c      *call
-	inline bool // running on the run's goroutine: events can be yielded now
-	mu     sync.Mutex
+	r *run
+	c *call
 }
 
-// forward passes a child event to the parent's caller: at once when the
-// tool runs on the run's goroutine, after the tool returns otherwise.
+// forward passes a child event to the parent's caller, who sees it at
+// once: the parent's goroutine yields what the tool's goroutine sends.
 func (tc *toolCallCtx) forward(ev Event) {
-	if tc.inline {
-		tc.r.emit(ev)
+	if g := tc.c.group; g != nil {
+		g <- groupMsg{ev: ev}
 		return
 	}
-	tc.mu.Lock()
-	tc.c.pending = append(tc.c.pending, ev)
-	tc.mu.Unlock()
+	tc.r.send(ev)
 }
 
-func (tc *toolCallCtx) link(sessionID string) {
+func (tc *toolCallCtx) link(sessionID string) error {
 	data, _ := json.Marshal(map[string]string{"tool_use_id": tc.c.use.ID, "agent": tc.c.use.Name, "session_id": sessionID})
 	if ra, ok := tc.r.p.store.(RecordAppender); ok {
-		_ = ra.AppendRecord(context.WithoutCancel(tc.r.ctx), tc.r.sessionID, Record{Kind: RecordSubAgent, Data: data})
+		return ra.AppendRecord(tc.r.storeCtx(), tc.r.sessionID, Record{Kind: RecordSubAgent, Data: data})
 	}
+	return nil
 }

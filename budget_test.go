@@ -36,7 +36,7 @@ func TestLoopGuardWarnsThenStops(t *testing.T) {
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopLoopDetected, done.Reason)
 	assert.ErrorIs(t, done.Err(), agentrt.ErrLoopDetected)
-	assert.Contains(t, done.FinalText, "same result 5 times")
+	assert.Contains(t, done.Detail, "same result 5 times")
 	assert.Equal(t, 1, script.Remaining())
 }
 
@@ -168,7 +168,7 @@ func TestBudgetCostFinalAnswerMayNotCallTools(t *testing.T) {
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopBudgetExceeded, done.Reason)
-	assert.Contains(t, done.FinalText, "cost budget (2.5000 of 2.0000 spent)")
+	assert.Contains(t, done.Detail, "cost budget (2.5000 of 2.0000 spent)")
 	assert.Equal(t, "not run: the run reached a limit and is over", msgs[len(msgs)-1].Content)
 }
 
@@ -185,7 +185,7 @@ func TestBudgetTime(t *testing.T) {
 	require.NoError(t, err, "a budget stop is not an error of the run")
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopBudgetExceeded, done.Reason)
-	assert.Contains(t, done.FinalText, "time budget of 1ms")
+	assert.Contains(t, done.Detail, "time budget of 1ms")
 	assert.Len(t, msgs, 3)
 	assert.True(t, msgs[2].IsError)
 }

@@ -1,0 +1,405 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Dispatch: each tool_use of a turn is announced (ToolCall), decided
+// (lookup, decode, permission, BeforeTool hooks), executed (with its
+// timeout; AfterTool hooks), settled by the loop (output cap, loop guard)
+// and its result appended and yielded, in tool_use order. A write tool
+// runs alone; consecutive read-only tools run together, at most
+// MaxParallelTools at once, and each result is appended as soon as it and
+// every call before it are done.
+
+// stage is the callback a call is in, so that a panic or Goexit is
+// reported as what it is.
+type stage uint8
+
+const (
+	stageDecode stage = iota
+	stageCheck
+	stageBeforeTool
+	stageExecute
+	stageAfterTool
+)
+
+// DefaultMaxToolOutput is the cap on a tool result's size, in bytes, when
+// Agent.MaxToolOutput is 0.
+const DefaultMaxToolOutput = 64 << 10
+
+// runTools handles every call of the turn. It returns false when the run
+// has stopped.
+func (r *run) runTools() bool {
+	calls := r.l.calls
+	for i := 0; i < len(calls); {
+		if r.stopped || r.ctx.Err() != nil {
+			return r.stopCancelled() // stop answers the calls left
+		}
+		j := r.l.batch(i)
+		if j == i+1 {
+			c := &calls[i]
+			r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: c.entry != nil && c.entry.spec.ReadOnly})
+			if c.note == "" {
+				r.cur = c
+				j := jobCall
+				if r.decideHere(c) {
+					j = jobExecute
+					if !r.decideInline(c) {
+						j = 255
+					}
+				}
+				if j != 255 {
+					if perr := r.do(j); perr != nil {
+						r.contained(c, perr)
+					}
+					r.afterGoexit(c)
+				}
+			}
+			if !r.finishCall(c) {
+				return false
+			}
+			i = j
+			continue
+		}
+		if !r.runParallel(calls[i:j]) {
+			return false
+		}
+		i = j
+	}
+	if err := r.sync(); err != nil {
+		return r.stop(StopError, LayerStore, "", err)
+	}
+	return true
+}
+
+// contained gives c the result of a panic or Goexit in its stage.
+func (r *run) contained(c *call, perr *PanicError) {
+	name := c.use.Name
+	switch c.stage {
+	case stageDecode:
+		r.decided(c, fmt.Sprintf("tool %q: the input could not be decoded: the decoder panicked: %v", name, perr.Value), perr)
+	case stageCheck:
+		r.decided(c, fmt.Sprintf("permission denied: the permission check of tool %q panicked", name), perr)
+		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: name, Decision: Decision{Reason: "the permission checker panicked", Source: "error"}})
+	case stageBeforeTool:
+		r.decided(c, fmt.Sprintf("blocked: a hook failed: %v", perr), perr)
+		r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: "BeforeTool", Index: -1, Err: perr}})
+	case stageExecute:
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q panicked: %v", name, perr.Value), true)
+		c.err = &ToolError{Tool: name, ToolUseID: c.use.ID, Err: perr}
+		c.ran = true
+		c.needAfter = c.inv != nil
+	case stageAfterTool:
+		// The result stands; the hook's failure is reported.
+		c.herrs = append(c.herrs, &HookError{Stage: "AfterTool", Index: -1, Err: perr})
+	}
+}
+
+// runParallel decides a group of read-only calls in order, runs the
+// allowed ones together and appends each result once it and every call
+// before it are done.
+func (r *run) runParallel(group []call) bool {
+	for k := range group {
+		c := &group[k]
+		r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: true})
+		if !r.stopped && r.ctx.Err() == nil {
+			r.cur = c
+			if r.decideHere(c) {
+				c.skip = !r.decideInline(c)
+			} else if perr := r.do(jobDecide); perr != nil {
+				r.contained(c, perr)
+				c.skip = true
+			}
+		} else {
+			r.decided(c, notRunText(c.use), r.ctx.Err())
+			c.skip = true
+		}
+	}
+	done := make(chan groupMsg, len(group))
+	sem := make(chan struct{}, r.p.maxPar)
+	for k := range group {
+		c := &group[k]
+		if c.skip { // decided without running
+			done <- groupMsg{k: k, done: true}
+			continue
+		}
+		c.group = done
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			guard(func() { r.execute(c) }, func(perr *PanicError) {
+				if perr != nil {
+					r.contained(c, perr)
+				}
+				done <- groupMsg{k: k, done: true}
+			})
+		}()
+	}
+	finished := make([]bool, len(group))
+	next := 0
+	var err error
+	for left := len(group); left > 0; left-- {
+		m := <-done
+		for !m.done {
+			r.emit(m.ev)
+			m = <-done
+		}
+		k := m.k
+		r.afterGoexit(&group[k])
+		finished[k] = true
+		for err == nil && next < len(group) && finished[next] {
+			err = r.settle(&group[next])
+			next++
+		}
+	}
+	if err != nil {
+		// Every tool of the group has returned: stop answers those left.
+		return r.stop(StopError, LayerStore, "", err)
+	}
+	return true
+}
+
+// groupMsg is an event from a tool of a parallel group, or the end of
+// its k-th call.
+type groupMsg struct {
+	k    int
+	ev   Event
+	done bool
+}
+
+// decide looks the call's input over and asks whether it may run. A call
+// that may not gets its (error) result; decide reports whether it may run.
+// It runs on the worker.
+func (r *run) decide(c *call) bool {
+	e := c.entry
+	c.stage = stageDecode
+	in, err := e.tool.Decode(c.use.Input)
+	if err != nil {
+		r.decided(c, fmt.Sprintf("tool %q: %v", c.use.Name, err), err)
+		return false
+	}
+	c.stage = stageCheck
+	req := &PermissionRequest{
+		SessionID: r.sessionID,
+		ToolUseID: c.use.ID,
+		Tool:      e.spec,
+		Input:     in,
+		RawInput:  c.use.Input,
+	}
+	d, err := r.permission.Check(r.ctx, req)
+	if err != nil {
+		d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
+	}
+	if d.Allow && d.Input != nil {
+		c.stage = stageDecode
+		if raw, ok := rawJSON(d.Input); ok {
+			in, err = e.tool.Decode(raw)
+			if err != nil {
+				d = Decision{Reason: fmt.Sprintf("the permission checker rewrote the input, and the new input is invalid: %v", err), Source: d.Source}
+			}
+		} else {
+			in = d.Input
+		}
+	}
+	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+	// The audit trail: every decision but the plain allowing of a
+	// read-only tool by policy.
+	if !d.Allow || !e.spec.ReadOnly || d.Input != nil || d.Source != "policy" {
+		rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
+		if raw, ok := rawJSON(d.Input); ok {
+			rec.Input = raw
+		} else if d.Input != nil {
+			rec.Input, _ = json.Marshal(d.Input)
+		}
+		if err := r.record(RecordPermission, rec); err != nil {
+			// The audit trail could not be written: do not run the tool.
+			r.decided(c, "permission denied: the decision could not be recorded", err)
+			return false
+		}
+	}
+	if !d.Allow {
+		reason := d.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("permission denied for tool %q", c.use.Name)
+		}
+		r.decided(c, reason, nil)
+		return false
+	}
+	if len(r.p.hooks) > 0 {
+		c.stage = stageBeforeTool
+		inv := &ToolInvocation{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: e.spec, Input: in, RawInput: c.use.Input}
+		ctx, reason, herr := r.beforeTool(r.turnCtx, inv)
+		if herr != nil {
+			r.send(HookFailed{Turn: r.l.turn, Err: herr})
+		}
+		if reason != "" {
+			d := Decision{Reason: reason, Source: "hook"}
+			r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+			if err := r.record(RecordPermission, permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Reason: reason, Source: "hook"}); err != nil {
+				reason = "permission denied: the decision could not be recorded"
+			}
+			r.decided(c, reason, &BlockedError{Reason: reason})
+			return false
+		}
+		in = inv.Input
+		c.ctx, c.inv = ctx, inv
+	}
+	c.input = in
+	return true
+}
+
+// rawJSON reports whether a rewritten input is raw JSON (json.RawMessage
+// or []byte) rather than a decoded value.
+func rawJSON(v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case json.RawMessage:
+		return v, true
+	case []byte:
+		return v, true
+	}
+	return nil, false
+}
+
+// decided gives c an error result without running it.
+func (r *run) decided(c *call, text string, err error) {
+	c.result = NewToolResult(c.use.ID, text, true)
+	if err == nil {
+		err = errors.New(text)
+	}
+	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
+}
+
+// execute runs one allowed call with its timeout, turning an error, a
+// timeout or a cancellation into an is_error result. It runs on the worker
+// or on a goroutine of its own; a panic is handled by the caller.
+func (r *run) execute(c *call) {
+	if err := r.ctx.Err(); err != nil {
+		r.decided(c, notRunText(c.use), err)
+		return
+	}
+	ctx := r.turnCtx
+	if c.ctx != nil {
+		ctx = c.ctx
+	}
+	timeout := c.entry.spec.Timeout
+	if timeout == 0 {
+		timeout = r.p.toolTimeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if _, ok := c.entry.tool.(*agentTool); ok {
+		ctx = context.WithValue(ctx, toolCallKey{}, &toolCallCtx{r: r, c: c})
+	}
+	c.stage = stageExecute
+	start := time.Now()
+	if c.inv != nil {
+		c.inv.Start = start
+	}
+	out, err, perr := callTool(ctx, c)
+	c.dur = time.Since(start)
+	c.ran = true
+	switch {
+	case perr != nil:
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q panicked: %v", c.use.Name, perr.Value), true)
+		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: perr}
+	case r.ctx.Err() != nil && err != nil:
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped while tool %q was running; it may or may not have taken effect", c.use.Name), true)
+		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
+	case timeout > 0 && ctx.Err() == context.DeadlineExceeded && r.ctx.Err() == nil:
+		// Past its timeout: whatever the tool returned late is discarded.
+		if err == nil {
+			err = context.DeadlineExceeded
+		}
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q timed out after %v", c.use.Name, timeout), true)
+		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: fmt.Errorf("timed out after %v: %w", timeout, err)}
+	case err != nil:
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q: %v", c.use.Name, err), true)
+		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
+	default:
+		c.result = NewToolResult(c.use.ID, out, false)
+	}
+	if c.inv != nil {
+		r.afterToolHooks(ctx, c)
+	}
+}
+
+// callTool calls the tool's Execute, recovering a panic.
+func callTool(ctx context.Context, c *call) (out string, err error, perr *PanicError) {
+	defer func() {
+		if v := recover(); v != nil {
+			perr = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	out, err = c.entry.tool.Execute(ctx, c.input)
+	return out, err, nil
+}
+
+// afterToolHooks lets the AfterTool hooks see and change c's result.
+func (r *run) afterToolHooks(ctx context.Context, c *call) {
+	c.stage = stageAfterTool
+	out := ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Err: c.err, Duration: c.dur}
+	c.herrs = append(c.herrs, r.afterTool(ctx, c.inv, &out)...)
+	c.result.Content, c.result.IsError = out.Content, out.IsError
+}
+
+// afterGoexit runs the AfterTool hooks of a call whose tool ended its
+// goroutine with runtime.Goexit, on the worker.
+func (r *run) afterGoexit(c *call) {
+	if !c.needAfter {
+		return
+	}
+	c.needAfter = false
+	ctx := r.turnCtx
+	if c.ctx != nil {
+		ctx = c.ctx
+	}
+	if perr := r.doFunc(func() { r.afterToolHooks(ctx, c) }); perr != nil {
+		c.herrs = append(c.herrs, &HookError{Stage: "AfterTool", Index: -1, Err: perr})
+	}
+}
+
+// finishCall settles, appends and emits a call's result. It returns false
+// when the run has stopped (store failure); a stopped consumer does not
+// end the appending of results.
+func (r *run) finishCall(c *call) bool {
+	if err := r.settle(c); err != nil {
+		return r.stop(StopError, LayerStore, "", err)
+	}
+	return true
+}
+
+// settle gives c its final result, appends it and emits it.
+func (r *run) settle(c *call) error {
+	if c.note != "" {
+		r.decided(c, c.note, nil)
+	}
+	for _, herr := range c.herrs {
+		r.emit(HookFailed{Turn: r.l.turn, Err: herr})
+	}
+	r.l.settle(c)
+	if err := r.appendResult(c); err != nil {
+		return err
+	}
+	r.emit(ToolResult{Turn: r.l.turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur, FullOutput: c.full})
+	return nil
+}
+
+// truncateOutput cuts a tool's output to at most max bytes (without
+// splitting a rune) and appends a note saying how much was cut; ok reports
+// whether it cut. A negative max means no limit.
+func truncateOutput(content string, max int) (_ string, ok bool) {
+	if max < 0 || len(content) <= max {
+		return content, false
+	}
+	cut := cutUTF8(content, max)
+	return cut + fmt.Sprintf("\n[agentrt: output truncated: showing the first %d of %d bytes]", len(cut), len(content)), true
+}

@@ -1,0 +1,419 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// loop is the turn logic of one run, the same on every runtime: it gives
+// every tool_use a unique id, decides what cannot run, settles results
+// (output cap, loop guard), applies the loop guard, the budget and max
+// turns, asks for the final answer without tools, checks typed output and
+// repairs a resumed session.
+//
+// It is deterministic: no clock, no goroutine, no I/O and no user
+// callback. The runtime that drives it performs the effects (the planner
+// call, the tool calls, the store) and feeds their outcomes back, so a
+// durable runtime can replay it.
+type loop struct {
+	p         *prepared
+	sessionID string
+	output    *outputSpec
+
+	history   []Message
+	ids       idSet // every tool_use id in the session
+	turn      int   // the current turn, from 1
+	turns     int   // planner calls that returned a message
+	usage     Usage
+	guard     loopState
+	looping   int // highest repeat count seen this turn
+	outputTry int // corrective re-asks made for the output check
+	limit     *limitStop
+
+	calls   []call // the tool_uses of the current assistant message
+	callBuf [4]call
+}
+
+// limitStop is a limit the run has reached; the next planner call is the
+// final answer without tools.
+type limitStop struct {
+	reason StopReason
+	why    string
+}
+
+func (l *loop) init(p *prepared, sessionID string, output *outputSpec) {
+	l.p, l.sessionID, l.output = p, sessionID, output
+	l.calls = l.callBuf[:0]
+	l.ids.list = l.ids.buf[:0]
+}
+
+// begin takes the stored session and returns the messages to append
+// before the first turn: "interrupted" results for tool_uses a crash left
+// unanswered, and the user's input, if any. It does not add them to the
+// history; the runtime appends each with add once it is stored.
+func (l *loop) begin(stored []Message, input string) (repairs []Message, user *Message, err error) {
+	l.history = stored
+	for i := range stored {
+		for _, b := range stored[i].Blocks {
+			if b.Type == BlockToolUse {
+				l.ids.add(b.ID)
+			}
+		}
+	}
+	if input == "" && len(stored) == 0 {
+		return nil, nil, ErrEmptyInput
+	}
+	repairs = unanswered(stored, func(b Block) Message { return NewToolResult(b.ID, interruptedText, true) })
+	if input != "" {
+		m := NewUserMessage(input)
+		user = &m
+	}
+	return repairs, user, nil
+}
+
+// add records a message that is now in the session.
+func (l *loop) add(m Message) { l.history = append(l.history, m) }
+
+// request returns the next planner call's request. The caller owns it.
+func (l *loop) request() *ModelRequest {
+	n := len(l.history)
+	req := &ModelRequest{
+		SessionID: l.sessionID,
+		Turn:      l.turn,
+		System:    l.p.instructions,
+		Messages:  l.history[:n:n],
+		Tools:     l.p.specs,
+	}
+	if o := l.output; o != nil {
+		req.System += o.instructions
+		req.ResponseSchema = o.schema
+	}
+	if l.limit != nil {
+		req.System += "\n\nThis run has reached a limit and is about to stop: " + l.limit.why +
+			" Do not call any tool. Answer the user now, as well as you can with what you have found so far, and say what is left undone."
+		req.Tools = nil
+	}
+	return req
+}
+
+// accept takes the planner's response and returns the assistant message
+// to store: role set, stray Content moved into a text block, every
+// tool_use given an id unique in the whole session and an input that is
+// valid JSON. It fills l.calls, one per tool_use, with what the loop
+// already knows: the tool, or why the call must not run. The response's
+// Blocks are copied before any change.
+func (l *loop) accept(resp *ModelResponse) Message {
+	l.turns++
+	l.usage = l.usage.Add(resp.Usage)
+	l.looping = 0
+	m := resp.Message
+	m.Role = RoleAssistant
+	m.ToolUseID, m.IsError = "", false
+	if m.Content != "" {
+		m.Blocks = append([]Block{TextBlock(m.Content)}, m.Blocks...)
+		m.Content = ""
+	}
+	clear(l.calls)
+	l.calls = l.calls[:0]
+	copied := false
+	own := func() {
+		if !copied {
+			m.Blocks = append([]Block(nil), m.Blocks...)
+			copied = true
+		}
+	}
+	// First the ids the model gave that can stay, so that an invented id
+	// never takes one of them.
+	first := l.ids.len()
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		if b.Type != BlockToolUse {
+			continue
+		}
+		c := call{use: *b, index: i}
+		switch {
+		case b.ID == "":
+			c.note = "invalid tool_use: empty id; this call was not run. Give every tool_use a unique id."
+		case !utf8.ValidString(b.ID):
+			c.note = fmt.Sprintf("invalid tool_use: id %q is not valid UTF-8; this call was not run. Give every tool_use a unique id of plain text.", b.ID)
+		case l.ids.hasFrom(b.ID, first):
+			c.note = fmt.Sprintf("invalid tool_use: duplicate id %q in this message; this call was not run. Give every tool_use a unique id.", b.ID)
+		case l.ids.has(b.ID):
+			c.note = fmt.Sprintf("invalid tool_use: id %q was already used earlier in this conversation; this call was not run. Give every tool_use a new, unique id.", b.ID)
+		default:
+			l.ids.add(b.ID)
+		}
+		l.calls = append(l.calls, c)
+	}
+	for k := range l.calls {
+		c := &l.calls[k]
+		if c.note != "" {
+			own()
+			b := &m.Blocks[c.index]
+			b.ID = l.inventID(k)
+			c.use.ID = b.ID
+		}
+		if len(c.use.Input) > 0 && !json.Valid(c.use.Input) {
+			own()
+			b := &m.Blocks[c.index]
+			if c.note == "" {
+				c.note = fmt.Sprintf("tool %q: input is not valid JSON: %s; send the input as one JSON object", c.use.Name, truncate(string(b.Input), 200))
+			}
+			// Kept as a JSON string so that the session stays valid JSON.
+			q, _ := json.Marshal(string(b.Input))
+			b.Input = q
+			c.use.Input = q
+		}
+		if c.note != "" {
+			continue
+		}
+		e, ok := l.p.tools[c.use.Name]
+		if !ok {
+			c.note = l.p.unknownTool(c.use.Name)
+			continue
+		}
+		c.entry = e
+	}
+	if l.limit != nil {
+		// The final answer was to call no tool: none runs.
+		for k := range l.calls {
+			if l.calls[k].note == "" {
+				l.calls[k].note = "not run: the run reached a limit and is over"
+			}
+		}
+	}
+	return m
+}
+
+// inventID returns an id for the k-th tool_use of this turn that no
+// tool_use of the session has, and reserves it.
+func (l *loop) inventID(k int) string {
+	base := "agentrt_t" + strconv.Itoa(l.turn) + "_" + strconv.Itoa(k+1)
+	id := base
+	for n := 2; l.ids.has(id); n++ {
+		id = base + "_" + strconv.Itoa(n)
+	}
+	l.ids.add(id)
+	return id
+}
+
+// batch returns the end of the group of calls that starts at i: a call
+// that does not run, a write tool or a single read-only tool alone, or a
+// run of read-only calls that may run together.
+func (l *loop) batch(i int) int {
+	if !l.calls[i].parallel(l.p.maxPar) {
+		return i + 1
+	}
+	j := i + 1
+	for j < len(l.calls) && l.calls[j].parallel(l.p.maxPar) {
+		j++
+	}
+	return j
+}
+
+// settle turns a call's outcome into the result the model sees: the
+// output cut to MaxToolOutput, and a note when the loop guard sees the
+// same call with the same result again.
+func (l *loop) settle(c *call) {
+	if cut, ok := truncateOutput(c.result.Content, l.p.maxOutput); ok {
+		c.full = c.result.Content
+		c.result.Content = cut
+	}
+	if g := l.p.guard; !g.Disabled && c.ran {
+		warn, _ := g.limits()
+		if n := l.guard.observe(c.use.Name, c.use.Input, c.result); n >= warn {
+			c.result.Content += loopNote(n)
+			l.looping = max(l.looping, n)
+		}
+	}
+}
+
+// afterTools decides, once every result of a turn is in, whether the run
+// goes on: ok is true to plan again. Otherwise the run stops with reason,
+// after a final answer when final is true.
+func (l *loop) afterTools() (reason StopReason, why string, final, ok bool) {
+	if _, stop := l.p.guard.limits(); !l.p.guard.Disabled && l.looping >= stop {
+		return StopLoopDetected, fmt.Sprintf("the model made the same tool call with the same result %d times, after it was told to stop (loop_detected).", l.looping), false, false
+	}
+	if why := l.p.budget.exceeded(l.usage); why != "" {
+		return StopBudgetExceeded, "it reached " + why + " (budget_exceeded).", !l.p.noFinal, false
+	}
+	if l.turn >= l.p.maxTurns {
+		return StopMaxTurns, fmt.Sprintf("it made %d turns without a final answer (max_turns).", l.p.maxTurns), !l.p.noFinal, false
+	}
+	l.turn++
+	return "", "", false, true
+}
+
+// finalAnswer makes the next planner call the final answer without tools.
+func (l *loop) finalAnswer(reason StopReason, why string) {
+	l.limit = &limitStop{reason: reason, why: why}
+	l.turn++
+}
+
+// answered checks an answer without tool calls. With typed output, an
+// answer that does not match gives the text of a corrective user message
+// (retry) while tries remain, then an *OutputError.
+func (l *loop) answered(msg Message) (retry string, err error) {
+	o := l.output
+	if o == nil || l.limit != nil {
+		return "", nil
+	}
+	cerr := o.check(msg.Text())
+	if cerr == nil {
+		return "", nil
+	}
+	if l.outputTry < o.retries() && l.turn < l.p.maxTurns {
+		l.outputTry++
+		l.turn++
+		return fmt.Sprintf(outputRetryText, cerr), nil
+	}
+	return "", &OutputError{Raw: msg.Text(), Err: cerr}
+}
+
+// unanswered returns an error result, with the text text gives, for every
+// tool_use of the last assistant message of msgs that has no result after
+// it, in tool_use order: what a run appends before it stops, and what a
+// resumed session gets for the tool_uses a crash left open.
+func unanswered(msgs []Message, result func(Block) Message) []Message {
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 || !msgs[last].HasToolUse() {
+		return nil
+	}
+	answered := msgs[last+1:]
+	var out []Message
+	for _, b := range msgs[last].Blocks {
+		if b.Type != BlockToolUse {
+			continue
+		}
+		done := false
+		for _, m := range answered {
+			if m.Role == RoleTool && m.ToolUseID == b.ID {
+				done = true
+				break
+			}
+		}
+		if !done {
+			out = append(out, result(b))
+		}
+	}
+	return out
+}
+
+const interruptedText = "interrupted: the previous run stopped before this tool finished; it may or may not have taken effect"
+
+// stoppedText is the result of a call of the current turn that a
+// stopping run answers: "not run", or, for a call whose tool ran but whose
+// result could not be stored, that it may have taken effect.
+func (l *loop) stoppedText(b Block) string {
+	for i := range l.calls {
+		if c := &l.calls[i]; c.use.ID == b.ID && c.ran {
+			return fmt.Sprintf("interrupted: tool %q ran, but the run stopped before its result was stored; it may have taken effect", b.Name)
+		}
+	}
+	return notRunText(b)
+}
+
+// stoppedResult is the result a stopping run appends for b: the call's own
+// result when its tool ran and the result is known (its first append
+// failed), or stoppedText.
+func (l *loop) stoppedResult(b Block) Message {
+	for i := range l.calls {
+		if c := &l.calls[i]; c.use.ID == b.ID && c.ran && c.result.ToolUseID == b.ID {
+			return c.result
+		}
+	}
+	return NewToolResult(b.ID, l.stoppedText(b), true)
+}
+
+// notRunText is the result of a call the run stopped before it started.
+func notRunText(b Block) string {
+	return fmt.Sprintf("cancelled: the run was stopped before tool %q ran", b.Name)
+}
+
+// call is one tool_use of the current turn.
+type call struct {
+	use   Block
+	index int        // of the block in the assistant message
+	entry *toolEntry // the tool; nil when note is set
+	note  string     // why the call must not run (decided by the loop)
+
+	// The outcome, set by the runtime.
+	result Message
+	err    error
+	dur    time.Duration
+	full   string // the whole output when result was cut
+	ran    bool   // the tool's Execute returned
+
+	// In-process state.
+	input     any
+	ctx       context.Context
+	inv       *ToolInvocation
+	herrs     []*HookError
+	stage     stage
+	skip      bool          // decided without running (in a parallel group)
+	group     chan groupMsg // set while it runs in a parallel group
+	needAfter bool          // AfterTool hooks are due after a Goexit
+}
+
+// parallel reports whether the call may run concurrently with its
+// read-only neighbours.
+func (c *call) parallel(maxPar int) bool {
+	return c.note == "" && c.entry != nil && c.entry.spec.ReadOnly && maxPar > 1
+}
+
+// idSet is a set of tool_use ids: a slice while small, a map beyond.
+type idSet struct {
+	list []string
+	set  map[string]struct{}
+	buf  [4]string
+}
+
+const idSetSmall = 32
+
+func (s *idSet) len() int { return len(s.list) }
+
+func (s *idSet) add(id string) {
+	s.list = append(s.list, id)
+	if s.set != nil {
+		s.set[id] = struct{}{}
+	} else if len(s.list) > idSetSmall {
+		s.set = make(map[string]struct{}, 2*len(s.list))
+		for _, v := range s.list {
+			s.set[v] = struct{}{}
+		}
+	}
+}
+
+func (s *idSet) has(id string) bool {
+	if s.set != nil {
+		_, ok := s.set[id]
+		return ok
+	}
+	for _, v := range s.list {
+		if v == id {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFrom reports whether id was added at or after position i.
+func (s *idSet) hasFrom(id string, i int) bool {
+	for _, v := range s.list[i:] {
+		if v == id {
+			return true
+		}
+	}
+	return false
+}

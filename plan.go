@@ -1,0 +1,158 @@
+package agentrt
+
+import (
+	"errors"
+	"fmt"
+)
+
+// plan makes the turn's planner call: the view the Compressor chooses,
+// the BeforePlan and AfterPlan hooks, the planner itself, retries of
+// transient failures and one harder compaction after a context-length
+// error. It returns false when the run has stopped.
+func (r *run) plan() (*ModelResponse, bool) {
+	n := len(r.l.history)
+	full := r.l.history[:n:n]
+	view, err := r.compress(full, false)
+	if err != nil {
+		return nil, r.stop(StopError, LayerPlanner, "", err)
+	}
+	compacted := false
+	for attempt := 1; ; attempt++ {
+		// A fresh request per attempt: the planner and hooks may keep it.
+		req := r.l.request()
+		req.Messages = view
+		req.OnText = r.onText
+		r.pl = planJob{req: req}
+		perr := r.do(jobPlan)
+		resp, planErr, hookErr, stage := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage
+		r.pl = planJob{}
+		switch {
+		case perr != nil && stage == "Plan":
+			return nil, r.stop(StopError, LayerPlanner, "", fmt.Errorf("agentrt: planner (turn %d): %w", r.l.turn, perr))
+		case perr != nil && stage == "AfterPlan":
+			// The response stands; the hook's failure is reported.
+			r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
+		case perr != nil:
+			hookErr = &HookError{Stage: stage, Index: -1, Err: perr}
+		}
+		switch {
+		case hookErr != nil:
+			return nil, r.stop(StopError, LayerHook, "", fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", r.l.turn, hookErr))
+		}
+		if r.stopped { // the consumer broke out during streaming
+			return nil, r.stopCancelled()
+		}
+		if planErr == nil {
+			return resp, true
+		}
+		if r.ctx.Err() != nil {
+			return nil, r.stopCancelled()
+		}
+		if !compacted && errors.Is(planErr, ErrContextLength) {
+			// Too long for the model: compact harder and try once more.
+			compacted = true
+			if view, err = r.compress(full, true); err != nil {
+				return nil, r.stop(StopError, LayerPlanner, "", err)
+			}
+			attempt--
+			continue
+		}
+		if attempt >= r.agent.Retry.attempts() || !retryable(planErr) {
+			return nil, r.stop(StopError, layerOf(planErr), "", fmt.Errorf("agentrt: planner (turn %d): %w", r.l.turn, planErr))
+		}
+		d := r.agent.Retry.delay(attempt, planErr)
+		if !r.emit(PlannerRetry{Turn: r.l.turn, Attempt: attempt, Delay: d, Err: planErr}) {
+			return nil, r.stopCancelled()
+		}
+		if sleep(r.ctx, d) != nil {
+			return nil, r.stopCancelled()
+		}
+	}
+}
+
+// planJob is a planner call made by the worker.
+type planJob struct {
+	req     *ModelRequest
+	resp    *ModelResponse
+	err     error
+	hookErr error
+	stage   string // what was running: "BeforePlan", "Plan", "AfterPlan"
+}
+
+// planJob runs on the worker: the BeforePlan hooks, the planner and the
+// AfterPlan hooks.
+func (r *run) planJob() {
+	pl := &r.pl
+	ctx := r.turnCtx
+	if len(r.p.hooks) > 0 {
+		pl.stage = "BeforePlan"
+		if ctx, pl.hookErr = r.beforePlan(ctx, pl.req); pl.hookErr != nil {
+			return
+		}
+	}
+	pl.stage = "Plan"
+	pl.resp, pl.err = r.agent.Planner.Plan(ctx, pl.req)
+	if pl.err == nil && pl.resp == nil {
+		pl.err = errors.New("planner returned no response")
+	}
+	if len(r.p.hooks) > 0 {
+		pl.stage = "AfterPlan"
+		r.afterPlan(ctx, pl.req, pl.resp, pl.err)
+	}
+}
+
+// layerOf says whether a planner error came from the model provider.
+func layerOf(err error) Layer {
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		return LayerProvider
+	}
+	return LayerPlanner
+}
+
+// compress returns what the planner sees this turn: the history itself,
+// or what the Compressor makes of it. force is set after a context-length
+// error; without a Compressor a Window then keeps the recent half.
+func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
+	c := r.agent.Compressor
+	if c == nil {
+		if !force {
+			return msgs, nil
+		}
+		c = Window{}
+	}
+	count := r.agent.TokenCounter
+	if count == nil {
+		count = EstimateTokens
+	}
+	creq := &CompressRequest{
+		SessionID: r.sessionID,
+		Messages:  msgs,
+		Budget:    r.agent.ContextTokens,
+		Count:     count,
+		Previous:  r.compact,
+		Force:     force,
+		State:     r.compState,
+	}
+	var res *CompressResult
+	var err error
+	if perr := r.doFunc(func() { res, err = c.Compress(r.turnCtx, creq) }); perr != nil {
+		err = perr
+	}
+	if err == nil && res == nil {
+		err = errors.New("the compressor returned no result")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agentrt: compress: %w", err)
+	}
+	r.compState = res.State
+	if res.Compaction != nil {
+		r.compact = res.Compaction
+		if ra, ok := r.p.store.(RecordAppender); ok {
+			if err := ra.AppendRecord(r.storeCtx(), r.sessionID, compactionRecord(res.Compaction)); err != nil {
+				return nil, fmt.Errorf("agentrt: record compaction: %w", err)
+			}
+		}
+	}
+	return res.Messages, nil
+}

@@ -1,0 +1,68 @@
+package agentrt
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy says how the runtime retries a planner call that failed with
+// a transient error (a [*ProviderError] whose Retryable is true: rate
+// limits, overload, broken streams). Its zero value means 3 attempts with
+// delays from 500ms doubling up to 10s, with jitter; a Retry-After from the
+// provider is honoured. Each retry is reported as a [PlannerRetry] event.
+type RetryPolicy struct {
+	// MaxAttempts counts the first call; 0 means 3, 1 disables retries.
+	MaxAttempts int
+	// BaseDelay is the first delay; 0 means 500ms.
+	BaseDelay time.Duration
+	// MaxDelay caps a delay; 0 means 10s.
+	MaxDelay time.Duration
+}
+
+func (p RetryPolicy) attempts() int {
+	if p.MaxAttempts <= 0 {
+		return 3
+	}
+	return p.MaxAttempts
+}
+
+// delay returns the wait before attempt n+1 (n counts from 1).
+func (p RetryPolicy) delay(n int, err error) time.Duration {
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.RetryAfter > 0 {
+		return pe.RetryAfter
+	}
+	base, max := p.BaseDelay, p.MaxDelay
+	if base <= 0 {
+		base = 500 * time.Millisecond
+	}
+	if max <= 0 {
+		max = 10 * time.Second
+	}
+	d := base << (n - 1)
+	if d > max || d <= 0 {
+		d = max
+	}
+	// Full jitter in [d/2, d].
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryable reports whether a planner error may go away on its own.
+func retryable(err error) bool {
+	var pe *ProviderError
+	return errors.As(err, &pe) && pe.Retryable()
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

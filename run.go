@@ -1,0 +1,406 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+)
+
+// runOptions are what RunTyped and agent tools change about a run.
+type runOptions struct {
+	output     *outputSpec       // the final answer must pass this check
+	permission PermissionChecker // replaces the Agent's checker
+}
+
+func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOptions) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if a.Planner == nil {
+			yield(nil, ErrNoPlanner)
+			return
+		}
+		p := a.prepare()
+		if p.err != nil {
+			yield(nil, p.err)
+			return
+		}
+		sctx := storeContext(ctx)
+		var cancel context.CancelFunc
+		if d := p.budget.MaxDuration; d > 0 {
+			ctx, cancel = context.WithTimeoutCause(ctx, d, ErrBudgetExceeded)
+		} else {
+			ctx, cancel = context.WithCancel(ctx)
+		}
+		defer cancel()
+		r := &run{
+			agent:      a,
+			p:          p,
+			permission: p.permission,
+			ctx:        ctx,
+			turnCtx:    ctx,
+			cancel:     cancel,
+			sessionID:  sessionID,
+			yield:      yield,
+			sctx:       sctx,
+		}
+		r.l = &r.loop
+		r.l.init(p, sessionID, opts.output)
+		if opts.permission != nil {
+			r.permission = opts.permission
+		}
+		defer r.stopWorker()
+		r.main(input)
+	}
+}
+
+// run is the in-process runtime of one Run: it drives the loop, performs
+// its effects (planner and tool calls, the store) and yields the events.
+type run struct {
+	agent      *Agent
+	p          *prepared
+	l          *loop // &loop
+	loop       loop
+	permission PermissionChecker
+	ctx        context.Context
+	turnCtx    context.Context // the current turn's (hooks may extend it)
+	cancel     context.CancelFunc
+	sessionID  string
+	yield      func(Event, error) bool
+	stopped    bool // the consumer broke out of the loop
+	w          worker
+	sctx       context.Context // the context of store writes
+
+	// Inputs and outputs of the worker's jobs.
+	fn  func()
+	cur *call
+	pl  planJob
+
+	info      RunInfo
+	started   bool        // run-start hooks were called
+	turnOpen  bool        // turn-start hooks were called, turn-end not yet
+	compact   *Compaction // the session's last compaction
+	compState any         // the Compressor's state from the last turn
+	onText    func(string)
+}
+
+// main runs the loop. Every stop after the session is loaded goes through
+// r.stop, the one way out.
+func (r *run) main(input string) {
+	store := r.p.store
+	if l, ok := store.(Locker); ok {
+		unlock, err := l.Lock(r.ctx, r.sessionID)
+		if err != nil {
+			r.yield(nil, fmt.Errorf("agentrt: lock session %q: %w", r.sessionID, err))
+			return
+		}
+		defer unlock()
+	}
+	hist, err := store.Load(r.ctx, r.sessionID)
+	if err != nil {
+		r.yield(nil, fmt.Errorf("agentrt: load session %q: %w", r.sessionID, err))
+		return
+	}
+	// Room for this run's first turns without regrowing.
+	repairs, user, err := r.l.begin(slices.Grow(hist, 4), input)
+	if err != nil {
+		r.yield(nil, err)
+		return
+	}
+	if err := r.loadCompaction(); err != nil {
+		r.yield(nil, err)
+		return
+	}
+	for _, m := range repairs {
+		if err := r.append(m); err != nil {
+			r.stop(StopError, LayerStore, "", err)
+			return
+		}
+	}
+	if user != nil {
+		if err := r.append(*user); err != nil {
+			r.stop(StopError, LayerStore, "", err)
+			return
+		}
+	}
+	r.onText = func(delta string) { r.send(TextDelta{Turn: r.l.turn, Text: delta}) }
+	if len(r.p.hooks) > 0 {
+		r.info = RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: time.Now()}
+		if d, ok := r.agent.Planner.(Describer); ok {
+			r.info.Provider = d.Describe()
+		}
+		r.started = true
+		r.runStartHooks()
+	}
+	r.l.turn = 1
+	for r.turn() {
+	}
+}
+
+// turn runs one turn: a planner call and the tools it asks for. It
+// returns false when the run has stopped.
+func (r *run) turn() bool {
+	if r.ctx.Err() != nil {
+		return r.stopCancelled()
+	}
+	r.turnCtx = r.ctx
+	if len(r.p.hooks) > 0 {
+		r.turnCtx = r.turnStartHooks()
+		r.turnOpen = true
+	}
+	if !r.turnBody() {
+		return false
+	}
+	r.endTurn()
+	return true
+}
+
+// endTurn runs the turn-end hooks of an open turn.
+func (r *run) endTurn() {
+	if r.turnOpen {
+		r.turnOpen = false
+		r.turnEndHooks(r.turnCtx)
+	}
+	r.turnCtx = r.ctx
+}
+
+func (r *run) turnBody() bool {
+	resp, ok := r.plan()
+	if !ok {
+		return false
+	}
+	msg := r.l.accept(resp)
+	if err := r.append(msg); err != nil {
+		return r.stop(StopError, LayerStore, "", err)
+	}
+	if resp.Usage != (Usage{}) {
+		if err := r.record(RecordUsage, usageRecord{Turn: r.l.turn, Usage: resp.Usage}); err != nil {
+			return r.stop(StopError, LayerStore, "", err)
+		}
+	}
+	if len(r.l.calls) > 0 {
+		// Write-ahead: the calls are durable before any of them runs.
+		if err := r.sync(); err != nil {
+			return r.stop(StopError, LayerStore, "", err)
+		}
+	}
+	if !r.emit(AssistantMessage{Turn: r.l.turn, Message: msg, Usage: resp.Usage, Finish: resp.Finish}) {
+		return r.stopCancelled()
+	}
+	if lim := r.l.limit; lim != nil {
+		// The final answer after a limit: its tool_uses get "not run".
+		if !r.runTools() {
+			return false
+		}
+		return r.stop(lim.reason, LayerLimit, msg.Text(), nil, "The run stopped: "+lim.why)
+	}
+	if len(r.l.calls) == 0 {
+		retry, err := r.l.answered(msg)
+		switch {
+		case err != nil:
+			return r.stop(StopError, LayerPlanner, "", err)
+		case retry != "":
+			if err := r.append(NewUserMessage(retry)); err != nil {
+				return r.stop(StopError, LayerStore, "", err)
+			}
+			return true
+		}
+		return r.stop(StopComplete, LayerNone, msg.Text(), nil)
+	}
+	if !r.runTools() {
+		return false
+	}
+	if r.ctx.Err() != nil {
+		return r.stopCancelled()
+	}
+	reason, why, final, ok := r.l.afterTools()
+	if ok {
+		return true
+	}
+	if final {
+		r.l.finalAnswer(reason, why)
+		return true
+	}
+	return r.stop(reason, LayerLimit, "", nil, "The run stopped: "+why)
+}
+
+type usageRecord struct {
+	Turn  int   `json:"turn"`
+	Usage Usage `json:"usage"`
+}
+
+// emit yields an event unless the consumer has stopped.
+func (r *run) emit(ev Event) bool {
+	if r.stopped {
+		return false
+	}
+	if !r.yield(ev, nil) {
+		r.stopped = true
+		r.cancel()
+		return false
+	}
+	return true
+}
+
+// stop is the one way out of a run that started: every tool_use not yet
+// answered gets an error result, the session is synced, the turn-end and
+// run-end hooks run, Done is yielded and then the error, if any. It
+// returns false.
+func (r *run) stop(reason StopReason, layer Layer, text string, err error, detail ...string) bool {
+	for _, m := range unanswered(r.l.history, r.l.stoppedResult) {
+		if aerr := r.append(m); aerr != nil {
+			if err == nil {
+				reason, layer, err = StopError, LayerStore, aerr
+			}
+			break
+		}
+	}
+	if serr := r.sync(); serr != nil && err == nil {
+		reason, layer, err = StopError, LayerStore, serr
+	}
+	done := Done{Reason: reason, Layer: layer, FinalText: text, Usage: r.l.usage, Turns: r.l.turns}
+	switch {
+	case len(detail) > 0 && err == nil:
+		done.Detail = detail[0]
+	case err != nil:
+		done.Detail = "The run stopped: " + err.Error()
+	}
+	r.endTurn()
+	if r.started {
+		r.started = false
+		r.runEndHooks(done, err)
+	}
+	if r.emit(done) && err != nil {
+		r.yield(nil, err)
+	}
+	return false
+}
+
+// stopCancelled ends a cancelled run: the caller's context, the caller
+// breaking out of the range loop, or the time budget.
+func (r *run) stopCancelled() bool {
+	cause := context.Cause(r.ctx)
+	if errors.Is(cause, ErrBudgetExceeded) && !r.stopped {
+		return r.stop(StopBudgetExceeded, LayerLimit, "", nil,
+			fmt.Sprintf("The run stopped: it reached its time budget of %v (budget_exceeded).", r.p.budget.MaxDuration))
+	}
+	if cause == nil {
+		cause = context.Canceled
+	}
+	return r.stop(StopCancelled, LayerCancellation, "", fmt.Errorf("agentrt: run cancelled: %w", cause))
+}
+
+// storeCtx is the context of store writes. Writes keep the session valid,
+// so they are not cancelled with the run.
+func (r *run) storeCtx() context.Context {
+	if r.sctx == nil {
+		r.sctx = context.WithoutCancel(r.ctx)
+	}
+	return r.sctx
+}
+
+// storeContext returns the caller's context as the context of store
+// writes if it can never be cancelled, and nil otherwise (storeCtx then
+// makes one).
+func storeContext(parent context.Context) context.Context {
+	if parent.Done() == nil {
+		return parent
+	}
+	return nil
+}
+
+// append adds a message to the store and the history.
+func (r *run) append(m Message) error {
+	if err := r.p.store.Append(r.storeCtx(), r.sessionID, m); err != nil {
+		return fmt.Errorf("agentrt: append to session %q: %w", r.sessionID, err)
+	}
+	r.l.add(m)
+	return nil
+}
+
+// appendResult stores a tool result. A result the store refuses as too
+// long ([ErrLineTooLong]) is replaced by an error result saying so, so that
+// the call is still answered; any other store error ends the run.
+func (r *run) appendResult(c *call) error {
+	err := r.append(c.result)
+	if err == nil || !errors.Is(err, ErrLineTooLong) {
+		return err
+	}
+	c.full = ""
+	c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q: its result could not be stored in the session (%d bytes): %v", c.use.Name, len(c.result.Content), truncate(err.Error(), 300)), true)
+	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
+	return r.append(c.result)
+}
+
+func (r *run) record(kind string, v any) error {
+	ra, ok := r.p.store.(RecordAppender)
+	if !ok {
+		return nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: data}); err != nil {
+		return fmt.Errorf("agentrt: append record to session %q: %w", r.sessionID, err)
+	}
+	return nil
+}
+
+func (r *run) sync() error {
+	if s, ok := r.p.store.(Syncer); ok {
+		if err := s.Sync(r.storeCtx(), r.sessionID); err != nil {
+			return fmt.Errorf("agentrt: sync session %q: %w", r.sessionID, err)
+		}
+	}
+	return nil
+}
+
+// loadCompaction finds the last compaction recorded in a resumed session.
+func (r *run) loadCompaction() error {
+	if r.agent.Compressor == nil || len(r.l.history) == 0 {
+		return nil
+	}
+	rl, ok := r.p.store.(RecordLoader)
+	if !ok {
+		return nil
+	}
+	recs, err := rl.LoadRecords(r.ctx, r.sessionID)
+	if err != nil {
+		return fmt.Errorf("agentrt: load records of session %q: %w", r.sessionID, err)
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Kind == RecordCompaction {
+			var c Compaction
+			if err := json.Unmarshal(recs[i].Data, &c); err != nil {
+				return fmt.Errorf("agentrt: session %q: bad compaction record: %w", r.sessionID, err)
+			}
+			r.compact = &c
+			return nil
+		}
+	}
+	return nil
+}
+
+// truncate shortens s to at most n bytes, without splitting a rune, and
+// marks the cut with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return cutUTF8(s, n) + "…"
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that does
+// not end inside a UTF-8 sequence.
+func cutUTF8(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
