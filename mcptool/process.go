@@ -238,8 +238,11 @@ func (p *process) stop() {
 		case <-p.stderrDone:
 		case <-time.After(stderrDrain):
 		}
-		_ = p.stderr.Close()
-		<-p.stderrDone
+		_ = p.stderr.Close() // ends the copy, where pipes are pollable (Unix)
+		select {
+		case <-p.stderrDone:
+		case <-time.After(stderrDrain):
+		}
 		_ = p.stdout.Close()
 	})
 }
