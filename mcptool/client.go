@@ -262,7 +262,9 @@ func (c *Client) Close() error {
 	}
 	s := c.sess
 	c.sess = nil
-	return s.cs.Close()
+	err := s.cs.Close()
+	s.proc.stop()
+	return err
 }
 
 // sessionLocked returns the live session, dialing a new one if there is
@@ -308,15 +310,16 @@ func (c *Client) sessionLocked(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
-// dropLocked abandons the calls in progress on s, closes it (reaping a
-// stdio server) and forgets it, if it is still the current session. c.mu
-// is held.
+// dropLocked abandons the calls in progress on s, closes it, stops a
+// stdio server (waiting for it to be reaped) and forgets it, if it is
+// still the current session. c.mu is held.
 func (c *Client) dropLocked(s *session) {
 	if c.sess == s {
 		c.sess = nil
 	}
 	s.cancel(ErrDisconnected)
 	_ = s.cs.Close()
+	s.proc.stop()
 }
 
 func (c *Client) session(ctx context.Context) (*session, error) {

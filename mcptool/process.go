@@ -130,11 +130,16 @@ type procConn struct {
 	p *process
 }
 
-// Close closes the server's stdin and stops it. A shutdown mcptool caused
-// is not an error: it returns nil whatever the server's exit status.
+// Close closes the connection and starts stopping the server, without
+// waiting: the go-sdk calls Close while holding the connection's lock, in
+// whichever goroutine happens to end the connection (a call that was just
+// cancelled, say), which must not wait for a process. The Client waits
+// where it means to (Client.Close, a broken connection's error). A
+// shutdown mcptool caused is not an error: Close returns nil whatever the
+// server's exit status.
 func (c *procConn) Close() error {
 	_ = c.Connection.Close()
-	c.p.stop()
+	go c.p.stop()
 	return nil
 }
 
@@ -219,8 +224,12 @@ func startProcess(cmd *exec.Cmd) (_ *process, err error) {
 // stop closes the server's stdin and waits for it to exit, terminating it
 // if it does not (see stopGrace), then kills what is left of its process
 // group and closes the pipes. It returns once the process is reaped and
-// its stderr read. It is idempotent, and concurrent calls all wait.
+// its stderr read. It is idempotent, and concurrent calls all wait. A nil
+// p (no process: not a stdio connection) is already stopped.
 func (p *process) stop() {
+	if p == nil {
+		return
+	}
 	p.stopOnce.Do(func() {
 		_ = p.stdin.Close()
 		if !p.waitExit(stopGrace) {

@@ -1,11 +1,49 @@
 package mcptool
 
 import (
+	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
+
+// TestConnCloseDoesNotWait closes the connection to a server that ignores
+// the end of its stdin. The go-sdk may call Close in a goroutine that
+// must not wait for the process (holding the connection's lock, in a call
+// that was just cancelled): Close returns before the server is stopped,
+// and stop waits for it, giving it stopGrace to exit by itself first.
+func TestConnCloseDoesNotWait(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("needs sleep(1)")
+	}
+	tr := &commandTransport{newCmd: func() *exec.Cmd { return exec.Command("sleep", "60") }}
+	conn, err := tr.Connect(t.Context())
+	require.NoError(t, err)
+	p := tr.proc
+	start := time.Now()
+	require.NoError(t, conn.Close())
+	select {
+	case <-p.exited:
+		t.Fatalf("Close waited %v for the server", time.Since(start))
+	default:
+	}
+	p.stop()
+	took := time.Since(start)
+	t.Logf("stopping a server that ignores its stdin took %v", took)
+	select {
+	case <-p.exited:
+	default:
+		t.Fatal("stop returned before the server was reaped")
+	}
+	assert.GreaterOrEqual(t, took, stopGrace, "the server had its grace period")
+	assert.True(t, p.signalled)
+	assert.Empty(t, p.report(), "a server mcptool stopped, with nothing on stderr: nothing to report")
+}
 
 func TestTailBuffer(t *testing.T) {
 	t.Parallel()
