@@ -292,6 +292,7 @@ func (c *Client) sessionLocked(ctx context.Context) (*session, error) {
 	}
 	if err != nil {
 		if errors.Is(context.Cause(dctx), ErrClosed) {
+			proc.stop() // for Close, which waits for c.mu, to return once it is gone
 			return nil, ErrClosed
 		}
 		return nil, withReport(fmt.Errorf("mcptool: connecting to the MCP server: %w", err), proc)

@@ -80,6 +80,59 @@ func TestStdioCloseDuringCall(t *testing.T) {
 	}
 }
 
+// TestStdioCloseDuringReconnect closes a Client while a call waits for a
+// new server process (the first one crashed) that never answers: the call
+// fails with ErrClosed, and Close returns nil once that process is gone.
+func TestStdioCloseDuringReconnect(t *testing.T) {
+	t.Parallel()
+	exe, serve := testServer(t, "serve")
+	_, mute := testServer(t, "mute")
+	muteStarted := make(chan struct{})
+	var cmds []*exec.Cmd // the Client dials under its lock, one at a time
+	dial := mcptool.Command(func() *exec.Cmd {
+		if len(cmds) == 0 {
+			cmds = append(cmds, exec.Command(exe, serve...))
+		} else {
+			cmd := exec.Command(exe, mute...)
+			cmd.Stderr = writerFunc(func(p []byte) (int, error) {
+				close(muteStarted) // it writes one line, once
+				return len(p), nil
+			})
+			cmds = append(cmds, cmd)
+		}
+		return cmds[len(cmds)-1]
+	})
+	c, err := mcptool.Connect(t.Context(), dial, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	tools, err := c.Tools(t.Context())
+	require.NoError(t, err)
+	byName := toolsByName(t, tools)
+	_, err = call(t, byName["crash"], `{}`)
+	require.ErrorIs(t, err, mcptool.ErrDisconnected)
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(t, byName["echo"], `{"text":"x"}`)
+		errc <- err
+	}()
+	<-muteStarted
+	start := time.Now()
+	err = c.Close()
+	took := time.Since(start)
+	callErr := <-errc
+	t.Logf("Close took %v (error %v); the call: %v", took, err, callErr)
+	require.NoError(t, err)
+	assert.Less(t, took, prompt)
+	require.ErrorIs(t, callErr, mcptool.ErrClosed)
+	require.Len(t, cmds, 2)
+	assert.NotNil(t, cmds[1].ProcessState, "Close returns once the new server is reaped")
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 // TestStdioCallDeadline calls a tool that never answers with a deadline:
 // the call returns as soon as the deadline passes, and the connection stays
 // up for the next call.
