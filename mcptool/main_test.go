@@ -124,9 +124,9 @@ func testServer(t *testing.T, mode string) (string, []string) {
 }
 
 // testServerCommand returns a Dialer that runs the test binary as a stdio
-// MCP server, with the environment mcptool gives it by default and its
-// stderr copied to the test's, and a function returning the commands it
-// started so far.
+// MCP server, with the environment and stderr handling mcptool gives it
+// by default (what it says on stderr is in the errors), and a function
+// returning the commands it started so far.
 func testServerCommand(t *testing.T) (mcptool.Dialer, func() []*exec.Cmd) {
 	t.Helper()
 	exe, args := testServer(t, "serve")
@@ -134,7 +134,6 @@ func testServerCommand(t *testing.T) (mcptool.Dialer, func() []*exec.Cmd) {
 	var cmds []*exec.Cmd
 	dial := mcptool.Command(func() *exec.Cmd {
 		cmd := exec.Command(exe, args...)
-		cmd.Stderr = os.Stderr
 		mu.Lock()
 		cmds = append(cmds, cmd)
 		mu.Unlock()
