@@ -295,13 +295,13 @@ func (p *process) report() string {
 	return strings.Join(parts, ", and ")
 }
 
-// exitText describes how a process ended: "exited with status 1" or
-// "was killed (signal: killed)".
+// exitText describes how a process ended: "exited with status 1", or
+// "ended with signal: segmentation fault".
 func exitText(st *os.ProcessState) string {
 	if code := st.ExitCode(); code >= 0 {
 		return fmt.Sprintf("exited with status %d", code)
 	}
-	return "ended (" + st.String() + ")"
+	return "ended with " + st.String()
 }
 
 // withReport returns err with the report of p appended to its text, after
