@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,8 +38,10 @@ var (
 type Dialer func() mcp.Transport
 
 // Stdio returns a Dialer that runs command with args and talks MCP with it
-// over its stdin and stdout. The server's stderr is discarded; use
-// [Command] to keep it, or to set the environment or working directory.
+// over its stdin and stdout. The server gets the few variables of the
+// host's environment listed at [DefaultEnv], not the whole of it; use
+// [Command] to give it more, to see its stderr as it goes, or to set its
+// working directory.
 //
 //	mcptool.Stdio("npx", "-y", "@modelcontextprotocol/server-filesystem", dir)
 func Stdio(command string, args ...string) Dialer {
@@ -50,12 +51,20 @@ func Stdio(command string, args ...string) Dialer {
 // Command returns a Dialer that starts the command built by newCmd (called
 // once per connection) and talks MCP with it over its stdin and stdout.
 // newCmd must return a new, unstarted *exec.Cmd whose Stdin and Stdout are
-// unset; its Stderr, Env and Dir are the caller's to set.
+// unset; its Env, Stderr and Dir are the caller's to set:
+//   - Env nil (as exec.Command leaves it) means [DefaultEnv], not the
+//     host's whole environment: set it to pass a server what it needs,
+//     such as append(mcptool.DefaultEnv(), "API_KEY="+key), or
+//     os.Environ() to pass everything.
+//   - Whatever the server writes to stderr is copied to Stderr, if set;
+//     its last 4 KiB are kept in any case and added to the text of the
+//     error when the server fails to start or goes away during a call.
 //
 // Unless the Cmd already has a SysProcAttr, on Unix the server is started
-// in a process group of its own, and closing the connection kills whatever
-// is left of that group once the server has exited or been terminated:
-// launchers such as npx leave no orphan behind.
+// in a process group of its own, which is signalled as a whole when the
+// server is stopped and killed once the server is gone: launchers such as
+// npx leave no orphan behind. See [Client.Close] for how a server is
+// stopped.
 func Command(newCmd func() *exec.Cmd) Dialer {
 	if newCmd == nil {
 		panic("mcptool: Command: nil newCmd")
@@ -69,48 +78,6 @@ func Command(newCmd func() *exec.Cmd) Dialer {
 // an [mcp.StreamableClientTransport].
 func StreamableHTTP(url string) Dialer {
 	return func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: url} }
-}
-
-// terminateAfter is how long closing a stdio connection waits for the
-// server to exit after its stdin is closed before sending SIGTERM (and as
-// long again before SIGKILL).
-const terminateAfter = 2 * time.Second
-
-// commandTransport is mcp.CommandTransport with process-group cleanup.
-type commandTransport struct {
-	newCmd func() *exec.Cmd
-}
-
-func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	cmd := t.newCmd()
-	if cmd == nil {
-		return nil, errors.New("mcptool: Command: newCmd returned nil")
-	}
-	group := startInGroup(cmd)
-	conn, err := (&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}).Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &groupConn{Connection: conn, cmd: cmd, group: group}, nil
-}
-
-// groupConn kills the server's process group after the connection (and so
-// the server's main process) is closed.
-type groupConn struct {
-	mcp.Connection
-	cmd   *exec.Cmd
-	group bool
-	once  sync.Once
-}
-
-func (c *groupConn) Close() error {
-	err := c.Connection.Close()
-	c.once.Do(func() {
-		if c.group && c.cmd.Process != nil {
-			killGroup(c.cmd.Process.Pid)
-		}
-	})
-	return err
 }
 
 // Options configures a [Client]. The zero value (or a nil *Options) is
@@ -176,6 +143,7 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the connection is closed, by either side
+	proc   *process      // the stdio server's process, or nil
 }
 
 func (s *session) alive() bool {
@@ -273,11 +241,15 @@ func (c *Client) Tools(ctx context.Context) ([]agentrt.Tool, error) {
 }
 
 // Close closes the connection. Calls in progress are abandoned and fail
-// with [ErrClosed], as do calls made after Close. For a stdio server, Close
-// then closes the server's stdin, waits up to 2s for it to exit, then
-// terminates it (SIGTERM, then SIGKILL, 2s apart) and kills what is left of
-// its process group; it returns once the process is gone, with the
-// server's exit status as error if it is not zero.
+// with [ErrClosed], as do calls made after Close.
+//
+// For a stdio server, Close closes the server's stdin and waits for it to
+// exit; a server still running 100 ms later is sent SIGTERM, and SIGKILL
+// 50 ms after that (on Unix, to its whole process group, and what is left
+// of the group is then killed). So Close returns within about 150 ms even
+// when the server is stuck in a call, once the process is gone. A
+// shutdown Close caused is not an error: Close returns nil whatever the
+// server's exit status.
 //
 // Close is idempotent.
 func (c *Client) Close() error {
@@ -290,7 +262,9 @@ func (c *Client) Close() error {
 	}
 	s := c.sess
 	c.sess = nil
-	return s.cs.Close()
+	err := s.cs.Close()
+	s.proc.stop()
+	return err
 }
 
 // sessionLocked returns the live session, dialing a new one if there is
@@ -312,13 +286,18 @@ func (c *Client) sessionLocked(ctx context.Context) (*session, error) {
 	dctx, stop := merge(ctx, c.life)
 	defer stop()
 	cs, err := c.client.Connect(dctx, t, nil)
+	var proc *process
+	if ct, ok := t.(*commandTransport); ok {
+		proc = ct.proc
+	}
 	if err != nil {
 		if errors.Is(context.Cause(dctx), ErrClosed) {
+			proc.stop() // for Close, which waits for c.mu, to return once it is gone
 			return nil, ErrClosed
 		}
-		return nil, fmt.Errorf("mcptool: connecting to the MCP server: %w", err)
+		return nil, withReport(fmt.Errorf("mcptool: connecting to the MCP server: %w", err), proc)
 	}
-	s := &session{cs: cs, done: make(chan struct{})}
+	s := &session{cs: cs, done: make(chan struct{}), proc: proc}
 	s.ctx, s.cancel = context.WithCancelCause(c.life)
 	go func() {
 		_ = cs.Wait()
@@ -332,15 +311,16 @@ func (c *Client) sessionLocked(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
-// dropLocked abandons the calls in progress on s, closes it (reaping a
-// stdio server) and forgets it, if it is still the current session. c.mu
-// is held.
+// dropLocked abandons the calls in progress on s, closes it, stops a
+// stdio server (waiting for it to be reaped) and forgets it, if it is
+// still the current session. c.mu is held.
 func (c *Client) dropLocked(s *session) {
 	if c.sess == s {
 		c.sess = nil
 	}
 	s.cancel(ErrDisconnected)
 	_ = s.cs.Close()
+	s.proc.stop()
 }
 
 func (c *Client) session(ctx context.Context) (*session, error) {
@@ -359,7 +339,7 @@ func (c *Client) failed(ctx context.Context, s *session, err error, locked bool)
 	case errors.Is(context.Cause(s.ctx), ErrClosed):
 		return ErrClosed
 	case s.ctx.Err() != nil: // dropped because of another request's failure
-		return fmt.Errorf("%w: %v", ErrDisconnected, err)
+		return disconnected(err, s)
 	case isServerError(err):
 		// The server answered with an error (such as an unknown tool):
 		// the connection is fine.
@@ -373,7 +353,14 @@ func (c *Client) failed(ctx context.Context, s *session, err error, locked bool)
 	if c.closed {
 		return ErrClosed
 	}
-	return fmt.Errorf("%w: %v", ErrDisconnected, err)
+	return disconnected(err, s)
+}
+
+// disconnected returns the error of a request that failed because the
+// connection of s broke (err is the go-sdk's error), with what the server
+// process left behind: its exit status and the tail of its stderr.
+func disconnected(err error, s *session) error {
+	return withReport(fmt.Errorf("%w: %v; the next call reconnects", ErrDisconnected, err), s.proc)
 }
 
 // call calls the server's tool name with args (a JSON object).
@@ -390,8 +377,6 @@ func (c *Client) call(ctx context.Context, name string, args any) (*mcp.CallTool
 	}
 	err = c.failed(ctx, s, err, false)
 	switch {
-	case errors.Is(err, ErrDisconnected):
-		return nil, fmt.Errorf("calling %q: %w (the server will be reconnected on the next call)", name, err)
 	case isServerError(err):
 		return nil, fmt.Errorf("the MCP server refused the call of %q: %w", name, err)
 	}

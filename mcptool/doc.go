@@ -25,6 +25,17 @@
 // reaches a remote one. A [Dialer] is any function returning a fresh
 // [mcp.Transport], for other transports or settings.
 //
+// A subprocess does not inherit the host's environment, where API keys
+// often live: it gets only the variables [DefaultEnv] lists (PATH, HOME,
+// the locale and a few more), as with the MCP TypeScript SDK. Give a
+// server what it needs in the Cmd that [Command] builds:
+//
+//	mcptool.Command(func() *exec.Cmd {
+//		cmd := exec.Command("npx", "-y", "@modelcontextprotocol/server-github")
+//		cmd.Env = append(mcptool.DefaultEnv(), "GITHUB_PERSONAL_ACCESS_TOKEN="+token)
+//		return cmd
+//	})
+//
 // Each server tool becomes a [*Tool]:
 //   - Name: the server's name after [Options.Prefix], with every character
 //     outside [a-zA-Z0-9_-] replaced by '_'; a name longer than 64 is cut to
@@ -54,7 +65,14 @@
 // fails with an error wrapping [ErrDisconnected] (the model sees an
 // is_error result; the run goes on), and the next call dials again: a
 // stdio server is started anew. An error response from the server (an
-// unknown tool) and a cancelled context leave the connection as it is.
+// unknown tool) and a cancelled context leave the connection as it is; a
+// cancelled or expired call returns at once, without waiting for the
+// server.
+//
+// When a stdio server fails to start or goes away, the error says how it
+// exited and ends with the last 4 KiB it wrote to stderr, where servers
+// explain themselves ("Error: None of the specified directories are
+// accessible"), with control characters shown as escapes.
 //
 // # Tool list changes
 //
@@ -74,9 +92,12 @@
 // # Shutting down
 //
 // [Client.Close] closes the connection. A stdio server gets its stdin
-// closed and 2 seconds to exit, then SIGTERM, then SIGKILL; on Unix the
-// server runs in a process group of its own, which is killed once the
-// server is gone, so a launcher such as npx leaves no orphan behind.
+// closed and 100 ms to exit (a well-behaved server takes a few), then
+// SIGTERM, then SIGKILL 50 ms later: Close returns within about 150 ms
+// even when the server is stuck in a call. On Unix the server runs in a
+// process group of its own, which is signalled as a whole and killed once
+// the server is gone, so a launcher such as npx leaves no orphan behind.
+// A shutdown Close caused is not an error: it returns nil.
 //
 // # Serving agentrt tools over MCP
 //
@@ -95,6 +116,6 @@
 // An MCP client is often a model with nobody watching, so the server
 // applies a permission checker to every call, as an Agent does:
 // [ServerOptions.Permission], by default agentrt.AllowReadOnly(), which
-// refuses write tools. Set it to agentrt.AllowAll() only for clients
-// trusted with every tool.
+// refuses write tools, telling the client so in words meant for it. Set it
+// to agentrt.AllowAll() only for clients trusted with every tool.
 package mcptool

@@ -131,7 +131,7 @@ func ExampleNewServer() {
 	// Output:
 	// add_note readOnlyHint=false
 	// count_notes readOnlyHint=true
-	// add_note: isError=true permission denied: "add_note" is a write tool and this agent only allows read-only tools (the program must set a permission checker to allow it)
+	// add_note: isError=true permission denied: "add_note" is a write tool, and this MCP server lets its clients run read-only tools only
 	// count_notes: isError=false 0
 	// count_notes: isError=true invalid input for "count_notes": invalid input: unknown field "text" (valid fields: none)
 }

@@ -3,6 +3,7 @@
 package mcptool
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -15,6 +16,26 @@ func startInGroup(cmd *exec.Cmd) bool {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return true
+}
+
+// terminate asks the server to exit: SIGTERM to its process group, or to
+// the process alone.
+func terminate(p *os.Process, group bool) {
+	if group {
+		_ = syscall.Kill(-p.Pid, syscall.SIGTERM)
+		return
+	}
+	_ = p.Signal(syscall.SIGTERM)
+}
+
+// kill kills the server: SIGKILL to its process group, or to the process
+// alone.
+func kill(p *os.Process, group bool) {
+	if group {
+		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+		return
+	}
+	_ = p.Kill()
 }
 
 // killGroup kills every process left in the process group pgid.

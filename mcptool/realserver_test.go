@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
@@ -249,4 +250,56 @@ func TestEverythingServer(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		assert.True(t, processGone(cmd.Process.Pid), "no server process is left")
 	}
+}
+
+// TestEverythingServerEnvironment reads the environment of the reference
+// "everything" server with its get-env tool: a variable of the host's
+// environment is not visible to the server by default, and is when the
+// Cmd's Env passes it.
+func TestEverythingServerEnvironment(t *testing.T) { // not parallel: t.Setenv
+	bin := npmServer(t, "mcp-server-everything")
+	t.Setenv("AGENTRT_SECRET_TEST", "xyz")
+	serverEnv := func(t *testing.T, dial mcptool.Dialer) map[string]string {
+		t.Helper()
+		c, err := mcptool.Connect(t.Context(), dial, nil)
+		require.NoError(t, err)
+		defer c.Close()
+		tools, err := c.Tools(t.Context())
+		require.NoError(t, err)
+		out, err := call(t, toolsByName(t, tools)["get-env"], `{}`)
+		require.NoError(t, err)
+		var env map[string]string
+		require.NoError(t, json.Unmarshal([]byte(out), &env), out)
+		require.NoError(t, c.Close())
+		return env
+	}
+
+	env := serverEnv(t, mcptool.Stdio(bin))
+	assert.NotContains(t, env, "AGENTRT_SECRET_TEST", "the host's environment does not reach the server")
+	assert.Equal(t, os.Getenv("PATH"), env["PATH"], "PATH does")
+
+	env = serverEnv(t, mcptool.Command(func() *exec.Cmd {
+		cmd := exec.Command(bin)
+		cmd.Env = append(mcptool.DefaultEnv(), "AGENTRT_SECRET_TEST="+os.Getenv("AGENTRT_SECRET_TEST"))
+		return cmd
+	}))
+	assert.Equal(t, "xyz", env["AGENTRT_SECRET_TEST"], "a variable passed explicitly reaches the server")
+}
+
+// TestFilesystemServerStartupError starts the reference filesystem server
+// on a directory that does not exist: it says so on stderr and exits, and
+// Connect's error carries its words.
+func TestFilesystemServerStartupError(t *testing.T) {
+	t.Parallel()
+	bin := npmServer(t, "mcp-server-filesystem")
+	missing := filepath.Join(t.TempDir(), "missing")
+	dial, lastCmd := recordCmd(bin, missing)
+	start := time.Now()
+	_, err := mcptool.Connect(t.Context(), dial, nil)
+	t.Logf("Connect failed after %v: %v", time.Since(start), err)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "the server exited with status 1")
+	assert.ErrorContains(t, err, "Error: None of the specified directories are accessible")
+	assert.ErrorContains(t, err, missing, "the server's warning names the directory")
+	require.NotNil(t, lastCmd().ProcessState, "the server is reaped")
 }

@@ -27,6 +27,8 @@ type ServerOptions struct {
 	// watching. Set agentrt.AllowAll() when the client is trusted with
 	// every tool, or a checker of your own. The PermissionRequest has the
 	// MCP session's id as SessionID (empty over stdio) and no ToolUseID.
+	// The reason of a denial is sent to the client as the call's isError
+	// result; the default checker's reason is worded for the client.
 	Permission agentrt.PermissionChecker
 }
 
@@ -116,11 +118,7 @@ func serveTool(t agentrt.Tool, spec agentrt.ToolSpec, perm agentrt.PermissionChe
 		case err != nil:
 			return errorResult(fmt.Sprintf("permission denied: %v", err)), nil
 		case !d.Allow:
-			reason := d.Reason
-			if reason == "" {
-				reason = fmt.Sprintf("permission denied: the call of %q was refused", spec.Name)
-			}
-			return errorResult(reason), nil
+			return errorResult(denialForClient(ctx, preq, d.Reason)), nil
 		}
 		if d.Input != nil {
 			if rawIn, ok := d.Input.(json.RawMessage); ok {
@@ -145,6 +143,23 @@ func serveTool(t agentrt.Tool, spec agentrt.ToolSpec, perm agentrt.PermissionChe
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil
 	}
+}
+
+// denialForClient returns the reason of a denial as a remote client should
+// read it. agentrt.AllowReadOnly words its denial for the model of an
+// agent and the programmer reading its session ("this agent", "the
+// program"); served to an MCP client, whether by the default checker or
+// by one that delegates to it, that denial is reworded for the client.
+func denialForClient(ctx context.Context, req *agentrt.PermissionRequest, reason string) string {
+	switch {
+	case reason == "":
+		return fmt.Sprintf("permission denied: the call of %q was refused", req.Tool.Name)
+	case !req.Tool.ReadOnly:
+		if d, err := agentrt.AllowReadOnly().Check(ctx, req); err == nil && !d.Allow && d.Reason == reason {
+			return fmt.Sprintf("permission denied: %q is a write tool, and this MCP server lets its clients run read-only tools only", req.Tool.Name)
+		}
+	}
+	return reason
 }
 
 func errorResult(text string) *mcp.CallToolResult {

@@ -189,6 +189,49 @@ func TestServerPermission(t *testing.T) {
 	assert.JSONEq(t, `{"text":"hello"}`, string(asked[0].RawInput))
 }
 
+// TestServerDenialWording checks that the default checker's denial, which
+// agentrt words for an agent's own model and programmer, reaches a remote
+// MCP client worded for it, also through a checker that delegates to the
+// default; a checker's own reason is sent as is.
+func TestServerDenialWording(t *testing.T) {
+	t.Parallel()
+	delegating := agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		if strings.Contains(req.Input.(noteIn).Text, "secret") {
+			return agentrt.Deny("no secrets in notes"), nil
+		}
+		return agentrt.AllowReadOnly().Check(ctx, req)
+	})
+	tests := []struct {
+		name string
+		perm agentrt.PermissionChecker
+		text string
+		want string
+	}{
+		{name: "default", perm: nil, text: "x",
+			want: `permission denied: "append_note" is a write tool, and this MCP server lets its clients run read-only tools only`},
+		{name: "explicit AllowReadOnly", perm: agentrt.AllowReadOnly(), text: "x",
+			want: `permission denied: "append_note" is a write tool, and this MCP server lets its clients run read-only tools only`},
+		{name: "delegating to AllowReadOnly", perm: delegating, text: "x",
+			want: `permission denied: "append_note" is a write tool, and this MCP server lets its clients run read-only tools only`},
+		{name: "own reason", perm: delegating, text: "a secret", want: "no secrets in notes"},
+		{name: "no reason", text: "x", want: `permission denied: the call of "append_note" was refused`,
+			perm: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+				return agentrt.Decision{}, nil
+			})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			nb := &notebook{}
+			cs := serve(t, mcptool.NewServer(nb.tools(), &mcptool.ServerOptions{Permission: tt.perm}))
+			text, isError := callText(t, cs, "append_note", input(t, noteIn{Text: tt.text}))
+			assert.True(t, isError)
+			assert.Equal(t, tt.want, text)
+			assert.Empty(t, nb.notes)
+		})
+	}
+}
+
 func TestNewServerPanicsOnDuplicateNames(t *testing.T) {
 	t.Parallel()
 	tools := (&notebook{}).tools()
