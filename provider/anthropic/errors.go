@@ -14,6 +14,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/retryafter"
 )
 
 // convertError maps an error of the SDK to what Generate returns: an error
@@ -73,7 +74,7 @@ func fromAPIError(e *sdk.Error) *agentrt.ProviderError {
 		pe.Message = strings.TrimSpace(e.RawJSON())
 	}
 	if e.Response != nil {
-		pe.RetryAfter, _ = agentrt.ParseRetryAfter(e.Response.Header)
+		pe.RetryAfter, _ = retryafter.Parse(e.Response.Header)
 	}
 	pe.Kind = errorKind(pe.StatusCode, pe.Code, pe.Message)
 	return pe

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/retryafter"
 )
 
 // callInfoKey keys the *callInfo of one attempt in the request context.
@@ -37,7 +38,7 @@ func (t *retryAfterTransport) RoundTrip(r *http.Request) (*http.Response, error)
 	}
 	if info, ok := r.Context().Value(callInfoKey{}).(*callInfo); ok {
 		info.status.Store(int32(resp.StatusCode))
-		if d, ok := agentrt.ParseRetryAfter(resp.Header); ok {
+		if d, ok := retryafter.Parse(resp.Header); ok {
 			info.retryAfter.Store(int64(d) + 1)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/retryafter"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
@@ -198,7 +199,7 @@ func readBody(res *http.Response) []byte {
 
 // retryAfterOf is the wait the response's headers ask for, or 0.
 func retryAfterOf(h http.Header) time.Duration {
-	d, _ := agentrt.ParseRetryAfter(h)
+	d, _ := retryafter.Parse(h)
 	return d
 }
 

@@ -1,4 +1,4 @@
-package agentrt_test
+package retryafter_test
 
 import (
 	"net/http"
@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/retryafter"
 )
 
-func TestParseRetryAfter(t *testing.T) {
+func TestParse(t *testing.T) {
 	t.Parallel()
 	future := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
 	tests := []struct {
@@ -28,12 +28,12 @@ func TestParseRetryAfter(t *testing.T) {
 		{http.Header{"Retry-After-Ms": {"1e300"}}, 0, 0},
 	}
 	for _, tt := range tests {
-		got, _ := agentrt.ParseRetryAfter(tt.header)
+		got, _ := retryafter.Parse(tt.header)
 		assert.GreaterOrEqual(t, got, tt.min, "%v", tt.header)
 		assert.LessOrEqual(t, got, tt.max, "%v", tt.header)
 	}
-	_, ok := agentrt.ParseRetryAfter(http.Header{"Retry-After": {"0"}})
+	_, ok := retryafter.Parse(http.Header{"Retry-After": {"0"}})
 	assert.True(t, ok, "Retry-After: 0 is a usable value: retry now")
-	_, ok = agentrt.ParseRetryAfter(nil)
+	_, ok = retryafter.Parse(nil)
 	assert.False(t, ok)
 }
