@@ -1,0 +1,351 @@
+package agentrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+func use(id, name, input string) agentrt.Block {
+	return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
+}
+
+func resultOf(t *testing.T, msgs []agentrt.Message, id string) agentrt.Message {
+	t.Helper()
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleTool && m.ToolUseID == id {
+			return m
+		}
+	}
+	t.Fatalf("no result for %q in %v", id, msgs)
+	return agentrt.Message{}
+}
+
+func TestRunInventedIDsNeverCollide(t *testing.T) {
+	t.Parallel()
+	// The runtime names an empty id's call agentrt_t1_2; the model used
+	// that very id for the call before it.
+	script := agenttest.Script(
+		agenttest.Respond(agentrt.NewAssistantMessage(use("agentrt_t1_2", "add", `{"a":1,"b":2}`), use("", "add", `{"a":3,"b":4}`))),
+		agenttest.Reply("done"),
+	)
+	ag, store := newAgent(script, addTool())
+	_, msgs, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	uses := msgs[1].ToolUses()
+	require.Len(t, uses, 2)
+	assert.Equal(t, "agentrt_t1_2", uses[0].ID)
+	assert.NotEqual(t, uses[0].ID, uses[1].ID)
+	assert.Equal(t, "3", resultOf(t, msgs, "agentrt_t1_2").Content, "the well-formed call runs")
+	bad := resultOf(t, msgs, uses[1].ID)
+	assert.True(t, bad.IsError)
+	assert.Contains(t, bad.Content, "empty id")
+}
+
+func TestRunReusedAndInvalidUTF8IDs(t *testing.T) {
+	t.Parallel()
+	store, err := agentrt.NewJSONLStore(t.TempDir(), nil)
+	require.NoError(t, err)
+	script := agenttest.Script(
+		agenttest.Respond(agentrt.NewAssistantMessage(use("x1", "add", `{"a":1,"b":2}`))),
+		agenttest.Respond(agentrt.NewAssistantMessage(
+			use("x1", "add", `{"a":1,"b":2}`),      // reused from turn 1
+			use("a\xff", "add", `{"a":1,"b":2}`),   // not UTF-8
+			use("a\xfe", "add", `{"a":1,"b":2}`))), // not UTF-8, same on disk once replaced
+		agenttest.Reply("done"),
+	)
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store}
+	_, err = agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+
+	reopened, err := agentrt.NewJSONLStore(store.Dir(), nil)
+	require.NoError(t, err)
+	msgs, err := reopened.Load(context.Background(), "s")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+	uses := msgs[3].ToolUses()
+	require.Len(t, uses, 3)
+	seen := map[string]bool{"x1": true}
+	for _, u := range uses {
+		assert.False(t, seen[u.ID], "id %q appears twice on disk", u.ID)
+		seen[u.ID] = true
+	}
+	assert.Contains(t, resultOf(t, msgs, uses[0].ID).Content, "already used earlier")
+	assert.Contains(t, resultOf(t, msgs, uses[1].ID).Content, "not valid UTF-8")
+	assert.Contains(t, resultOf(t, msgs, uses[2].ID).Content, "not valid UTF-8")
+}
+
+func TestRunResultTooLongForTheStoreBecomesAnErrorResult(t *testing.T) {
+	t.Parallel()
+	store, err := agentrt.NewJSONLStore(t.TempDir(), &agentrt.JSONLOptions{MaxLineSize: 4096})
+	require.NoError(t, err)
+	big := agentrt.NewTool("big", "Returns a lot.", func(context.Context, struct{}) (string, error) {
+		return strings.Repeat("x", 10000), nil
+	}, agentrt.ReadOnly())
+	script := agenttest.Script(agenttest.CallTool("big", `{}`), agenttest.Reply("ok"))
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{big}, Planner: script, Store: store, MaxToolOutput: -1}
+	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, agentrt.StopComplete, done.Reason)
+	res := lastResults(events)
+	require.Len(t, res, 1)
+	assert.True(t, res[0].Message.IsError)
+	assert.Contains(t, res[0].Message.Content, "could not be stored")
+	assert.ErrorIs(t, res[0].Err, agentrt.ErrLineTooLong)
+}
+
+// panicky is a tool whose Decode or Execute panics or calls Goexit.
+type panicky struct {
+	name   string
+	decode func()
+	exec   func()
+}
+
+func (p *panicky) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: p.name, InputSchema: json.RawMessage(`{"type":"object"}`), ReadOnly: true}
+}
+
+func (p *panicky) Decode(json.RawMessage) (any, error) {
+	if p.decode != nil {
+		p.decode()
+	}
+	return nil, nil
+}
+
+func (p *panicky) Execute(context.Context, any) (string, error) {
+	if p.exec != nil {
+		p.exec()
+	}
+	return "ran", nil
+}
+
+func TestRunContainsPanicsAndGoexit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		tool *panicky
+		want string
+	}{
+		{"decode panic", &panicky{name: "t", decode: func() { panic("bad decoder") }}, "decoder panicked"},
+		{"decode goexit", &panicky{name: "t", decode: runtime.Goexit}, "decoder panicked"},
+		{"execute panic", &panicky{name: "t", exec: func() { panic("boom") }}, "panicked: boom"},
+		{"execute goexit", &panicky{name: "t", exec: runtime.Goexit}, "runtime.Goexit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// Twice in one message: once alone, once in a parallel group.
+			script := agenttest.Script(
+				agenttest.Respond(agentrt.NewAssistantMessage(use("c1", "t", `{}`))),
+				agenttest.Respond(agentrt.NewAssistantMessage(use("c2", "t", `{}`), use("c3", "t", `{}`))),
+				agenttest.Reply("done"))
+			ag, store := newAgent(script, tt.tool)
+			events, msgs, err := runAgent(t, ag, store, "go")
+			require.NoError(t, err)
+			for _, id := range []string{"c1", "c2", "c3"} {
+				r := resultOf(t, msgs, id)
+				assert.True(t, r.IsError, id)
+				assert.Contains(t, r.Content, tt.want, id)
+			}
+			for _, r := range lastResults(events) {
+				var pe *agentrt.PanicError
+				assert.ErrorAs(t, r.Err, &pe)
+			}
+		})
+	}
+}
+
+func TestRunCheckerPanicIsADenial(t *testing.T) {
+	t.Parallel()
+	var ran bool
+	write := agentrt.NewTool("write", "Write.", func(context.Context, WriteIn) (string, error) { ran = true; return "ok", nil })
+	script := agenttest.Script(agenttest.CallTool("write", `{"path":"a"}`), agenttest.Reply("done"))
+	ag, store := newAgent(script, write)
+	ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		panic("checker bug")
+	})
+	_, msgs, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	assert.False(t, ran)
+	r := msgs[2]
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Content, "permission denied")
+}
+
+func TestRunPlannerGoexitEndsTheRunWithAPanicError(t *testing.T) {
+	t.Parallel()
+	for _, f := range []func(){runtime.Goexit, func() { panic("planner bug") }} {
+		calls := 0
+		planner := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			calls++
+			if calls == 2 {
+				f()
+			}
+			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(use("", "add", `{"a":1,"b":1}`))}, nil
+		})
+		store := agentrt.NewMemoryStore()
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store}
+		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+		var pe *agentrt.PanicError
+		require.ErrorAs(t, err, &pe)
+		done, ok := agenttest.Done(events)
+		require.True(t, ok)
+		assert.Equal(t, agentrt.StopError, done.Reason)
+		assert.Equal(t, agentrt.LayerPlanner, done.Layer)
+		msgs, _ := store.Load(context.Background(), "s")
+		agenttest.AssertInvariants(t, msgs)
+		// The session resumes.
+		ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: agenttest.Script(agenttest.Reply("resumed")), Store: store}
+		_, err = agenttest.Collect(ag2.Run(context.Background(), "s", "again"))
+		require.NoError(t, err)
+	}
+}
+
+type panickySpec struct{ *panicky }
+
+func (panickySpec) Spec() agentrt.ToolSpec { panic("no spec") }
+
+func TestRunSpecPanicIsAnInvalidAgentEveryTime(t *testing.T) {
+	t.Parallel()
+	ag, store := newAgent(agenttest.Script(agenttest.Reply("x")), panickySpec{&panicky{}})
+	for range 2 {
+		events, err := agenttest.Collect(ag.Run(context.Background(), "s1", "go"))
+		require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
+		assert.Empty(t, events)
+	}
+	msgs, _ := store.Load(context.Background(), "s1")
+	assert.Empty(t, msgs, "an invalid agent writes nothing")
+}
+
+// failingStore fails Sync after n calls, or cancels a context in Append.
+type failingStore struct {
+	*agentrt.MemoryStore
+	failSync bool
+	onAppend func(agentrt.Message)
+}
+
+func (s *failingStore) Append(ctx context.Context, id string, m agentrt.Message) error {
+	if s.onAppend != nil {
+		s.onAppend(m)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.MemoryStore.Append(ctx, id, m)
+}
+
+func (s *failingStore) Sync(context.Context, string) error {
+	if s.failSync {
+		return errors.New("disk on fire")
+	}
+	return nil
+}
+
+func TestRunFailedFinalSyncIsAnError(t *testing.T) {
+	t.Parallel()
+	store := &failingStore{MemoryStore: agentrt.NewMemoryStore(), failSync: true}
+	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("hi")), Store: store}
+	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.ErrorContains(t, err, "disk on fire")
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, agentrt.StopError, done.Reason)
+	assert.Equal(t, agentrt.LayerStore, done.Layer)
+}
+
+func TestRunCancelDuringAppendEndsCancelledWithEveryResult(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := &failingStore{MemoryStore: agentrt.NewMemoryStore()}
+	store.onAppend = func(m agentrt.Message) {
+		if m.HasToolUse() {
+			cancel() // between the runtime's check and the store's
+		}
+	}
+	script := agenttest.Script(agenttest.CallTools(
+		agenttest.ToolUse("add", `{"a":1,"b":1}`), agenttest.ToolUse("add", `{"a":2,"b":2}`), agenttest.ToolUse("add", `{"a":3,"b":3}`)))
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store}
+	events, err := agenttest.Collect(ag.Run(ctx, "s", "go"))
+	require.ErrorIs(t, err, context.Canceled)
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, agentrt.StopCancelled, done.Reason)
+	msgs, _ := store.Load(context.Background(), "s")
+	agenttest.AssertInvariants(t, msgs)
+	require.Len(t, msgs, 5, "the assistant message and its 3 results")
+}
+
+func TestRunCheckerMayKeepTheRequest(t *testing.T) {
+	t.Parallel()
+	var kept []*agentrt.PermissionRequest
+	write := agentrt.NewTool("write", "Write.", func(context.Context, WriteIn) (string, error) { return "ok", nil })
+	script := agenttest.Script(agenttest.CallTools(
+		agenttest.ToolUse("write", `{"path":"a"}`), agenttest.ToolUse("write", `{"path":"b"}`)), agenttest.Reply("done"))
+	ag, store := newAgent(script, write)
+	ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		kept = append(kept, req)
+		return agentrt.Allow(), nil
+	})
+	_, _, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	require.Len(t, kept, 2)
+	assert.Equal(t, "a", kept[0].Input.(WriteIn).Path)
+	assert.Equal(t, "b", kept[1].Input.(WriteIn).Path)
+}
+
+func TestRunParallelResultsAsTheyComplete(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	slow := agentrt.NewTool("slow", "Waits.", func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case <-release:
+			return "slow done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, agentrt.ReadOnly())
+	fast := agentrt.NewTool("fast", "Returns.", func(context.Context, struct{}) (string, error) { return "fast done", nil }, agentrt.ReadOnly())
+	script := agenttest.Script(agenttest.CallTools(
+		agenttest.ToolUse("fast", `{}`), agenttest.ToolUse("slow", `{}`), agenttest.ToolUse("fast", `{}`)), agenttest.Reply("ok"))
+	ag, _ := newAgent(script, fast, slow)
+	ag.ToolTimeout = 10 * time.Second // a stuck test fails instead of hanging
+	var order []string
+	for ev, err := range ag.Run(context.Background(), "s1", "go") {
+		require.NoError(t, err)
+		if r, ok := ev.(agentrt.ToolResult); ok {
+			order = append(order, r.Message.Content)
+			if len(order) == 1 {
+				// The first result arrives while the slow call still runs.
+				close(release)
+			}
+		}
+	}
+	assert.Equal(t, []string{"fast done", "slow done", "fast done"}, order)
+}
+
+func TestRunTimeoutDiscardsALateSuccess(t *testing.T) {
+	t.Parallel()
+	stubborn := agentrt.NewTool("stubborn", "Ignores its deadline.", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		return "finished anyway", nil
+	}, agentrt.ReadOnly(), agentrt.WithTimeout(time.Millisecond))
+	script := agenttest.Script(agenttest.CallTool("stubborn", `{}`), agenttest.Reply("ok"))
+	ag, store := newAgent(script, stubborn)
+	events, _, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	res := lastResults(events)
+	require.Len(t, res, 1)
+	assert.True(t, res[0].Message.IsError)
+	assert.Contains(t, res[0].Message.Content, "timed out")
+	assert.ErrorIs(t, res[0].Err, context.DeadlineExceeded)
+}
