@@ -204,31 +204,34 @@ func (a *Agent) prepareTools() *prepared {
 // Run appends input as a user message to the session and runs the loop:
 // ask the planner for the next assistant message, run the tools it calls,
 // append their results, and again, until the model answers without calling
-// a tool. Each step is yielded as an [Event]; the last event is always
-// [Done], whose Reason says why the run ended.
+// a tool. Each step is yielded as an [Event]. Nothing happens until the
+// iterator is ranged over; Run on an existing session continues it (an
+// empty input then adds no user message).
 //
-// Nothing happens until the returned iterator is ranged over. Sessions are
-// loaded from the Agent's Store: Run on an existing session continues it
-// (an empty input then adds no user message). If the stored session ends
-// with tool_uses that have no result (a process died mid-tool), each first
-// gets an is_error "interrupted" result; no tool is run again by itself.
+// How a run ends. Four early failures yield one error and nothing else,
+// with the session untouched: an invalid Agent ([ErrInvalidAgent]), a busy
+// session ([ErrSessionBusy]), a session that cannot be loaded, and an empty
+// input on an empty session ([ErrEmptyInput]). Every other run ends in one
+// place: each tool_use still open gets an is_error result, the session is
+// synced, and [Done] is yielded as the last event, saying why
+// (Done.Reason) and where (Done.Layer); for StopError and StopCancelled
+// the error follows Done, once, with a nil event, as the last value.
+// Reaching a limit is not an error: Done.Err() returns [ErrMaxTurns] and
+// the like.
 //
-// Errors. A tool that fails in any way (unknown name, invalid input,
-// permission denied, error, panic, timeout, cancellation) never ends the
-// run: the model gets an is_error result and tries again. What ends the run
-// with an error is what only the programmer can act on: a planner error, a
-// store error, a cancelled ctx, a busy session ([ErrSessionBusy]), an
-// invalid Agent. The error is yielded once, with a nil event, as the last
-// value, right after the Done event when the run had started; errors.Is
-// works with ctx.Err() for cancellation. Reaching MaxTurns is not an error:
-// Done.Reason is StopMaxTurns and Done.Err() returns [ErrMaxTurns].
+// Tool failures never end a run: an unknown tool, an invalid input, a
+// denial, a tool error, panic, runtime.Goexit, timeout or cancellation
+// each become the call's is_error result. A panic or Goexit in the planner
+// ends the run with an error wrapping [*PanicError], the session valid.
 //
-// Guarantees. At every yield and after every stop, each tool_use in an
-// assistant message has exactly one result, appended right after that
-// message, before the next planner call. Breaking out of the range loop
-// cancels the run: tools that are running see their context cancelled and
-// Run waits for them, so no goroutine outlives the loop; every tool_use
-// already in the session still gets its (error) result in the store.
+// The invariant. Each assistant message with tool_uses is stored (and
+// synced) before any of its tools runs, then its results, one per
+// tool_use, in order, before the next planner call. "At every yield" means:
+// when an event is yielded, every tool_use of an earlier turn has its
+// result in the store; those of the current turn get theirs before the
+// planner is called again, and before Done, whatever happens. Breaking out
+// of the range loop cancels the run: running tools see their context
+// cancelled and Run waits for them, so no goroutine outlives it.
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
 	return a.run(ctx, sessionID, input, runOptions{})
 }

@@ -9,9 +9,11 @@
 // Anthropic or Gemini) returns the next assistant message; each tool_use in
 // it is looked up, its input decoded and validated, checked by the
 // [PermissionChecker], and executed; each result is appended to the
-// session. The run ends when the model answers without calling a tool, or
-// at MaxTurns, or when the context is cancelled. Every step is yielded as
-// an [Event]:
+// session. The run ends when the model answers without calling a tool, at
+// a limit (MaxTurns, the loop guard, the Budget), on a fatal planner or
+// store error, or when the context is cancelled. Every step is yielded as
+// an [Event], and every run that started ends with [Done] as its last
+// event (then the error, if any), saying why and in which [Layer]:
 //
 //	for ev, err := range ag.Run(ctx, "session-1", "What is 2+40?") {
 //		if err != nil {
@@ -29,10 +31,13 @@
 //
 // At every yield and after every stop: (1) every tool_use id in an
 // assistant message has exactly one tool result, appended right after that
-// message; (2) an unknown tool, invalid input, a denied permission, a tool
-// error, panic or timeout, and cancellation during a tool all become
-// is_error tool results that the model sees. Neither breaks the message
-// chain, so a session can always be sent to a model again.
+// message, before the next planner call; (2) an unknown tool, invalid
+// input, a denied permission, a tool error, panic, runtime.Goexit or
+// timeout, and cancellation during a tool all become is_error tool results
+// that the model sees. Neither breaks the message chain, so a session can
+// always be sent to a model again. Ids are made unique by construction, and
+// user callbacks (planners, tools, checkers, hooks) run where a panic or a
+// Goexit in them is contained; see [Agent.Run] for the exact contract.
 //
 // # Tools
 //
