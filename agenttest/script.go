@@ -80,12 +80,12 @@ func CallTool(name, input string) Step { return CallTools(ToolUse(name, input)) 
 // CallTools answers with several tool calls in one assistant message,
 // as a model making parallel calls does.
 func CallTools(uses ...Use) Step {
-	return Step{desc: fmt.Sprintf("call %v", uses), fn: func(_ context.Context, _ *agentrt.ModelRequest, p *Planner) (*agentrt.ModelResponse, error) {
+	return Step{desc: fmt.Sprintf("call %v", uses), fn: func(_ context.Context, req *agentrt.ModelRequest, p *Planner) (*agentrt.ModelResponse, error) {
 		blocks := make([]agentrt.Block, len(uses))
 		for i, u := range uses {
 			id := u.ID
 			if id == "" {
-				id = p.nextID()
+				id = p.nextID(req)
 			}
 			var in json.RawMessage
 			if u.Input != "" {
@@ -175,11 +175,33 @@ func (p *Planner) Generate(ctx context.Context, req *agentrt.ModelRequest) (*age
 	return p.Plan(ctx, req)
 }
 
-func (p *Planner) nextID() string {
+// nextID returns the next id "call_N" that no tool_use of the session in
+// req has, so that a script resuming a session never reuses an id (real
+// APIs refuse that, and Run answers a reused id with an error result).
+func (p *Planner) nextID(req *agentrt.ModelRequest) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.ids++
-	return "call_" + strconv.Itoa(p.ids)
+	for {
+		p.ids++
+		id := "call_" + strconv.Itoa(p.ids)
+		if !usedID(req, id) {
+			return id
+		}
+	}
+}
+
+func usedID(req *agentrt.ModelRequest, id string) bool {
+	if req == nil {
+		return false
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse && b.ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Requests returns the requests received so far, in order. Each holds the

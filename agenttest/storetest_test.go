@@ -274,3 +274,32 @@ func (s *faultyStore) AppendRecord(_ context.Context, id string, _ agentrt.Recor
 	ss.records++
 	return nil
 }
+
+func TestScriptIDsUniqueAcrossResume(t *testing.T) {
+	t.Parallel()
+	store := agentrt.NewMemoryStore()
+	add := agentrt.NewTool("add", "Add.", func(_ context.Context, in struct {
+		A int `json:"a"`
+	}) (int, error) {
+		return in.A, nil
+	}, agentrt.ReadOnly())
+	for i := range 2 {
+		script := agenttest.Script(agenttest.CallTool("add", `{"a":1}`), agenttest.Reply("done"))
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{add}, Planner: script, Store: store}
+		_, err := agenttest.Collect(ag.Run(context.Background(), "s", fmt.Sprintf("turn %d", i)))
+		require.NoError(t, err)
+	}
+	msgs, err := store.Load(context.Background(), "s")
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		for _, u := range m.ToolUses() {
+			require.False(t, seen[u.ID], "id %q used twice", u.ID)
+			seen[u.ID] = true
+		}
+		if m.Role == agentrt.RoleTool {
+			require.False(t, m.IsError, "a resumed script's call was refused: %s", m.Content)
+		}
+	}
+	require.Len(t, seen, 2)
+}

@@ -48,7 +48,7 @@ func TestAgentToolErrorReachesModel(t *testing.T) {
 	res := agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, res, 1)
 	assert.True(t, res[0].Message.IsError)
-	assert.Equal(t, `no data for "Atlantis"`, res[0].Message.Content)
+	assert.Equal(t, `tool "weather": no data for "Atlantis"`, res[0].Message.Content)
 }
 
 // A golden test: replay a recorded session (testdata/recorded.jsonl) and
