@@ -1,16 +1,13 @@
-package agentrt_test
+package agentrt
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentrt/agentrt"
 )
 
 func TestExtractJSON(t *testing.T) {
@@ -49,7 +46,7 @@ func TestExtractJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := agentrt.ExtractJSON(tt.in)
+			got, err := extractJSON(tt.in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, string(got))
 			assert.True(t, json.Valid(got), "result is not valid JSON: %s", got)
@@ -76,7 +73,7 @@ func TestExtractJSONErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := agentrt.ExtractJSON(tt.in)
+			got, err := extractJSON(tt.in)
 			require.Error(t, err)
 			assert.Nil(t, got)
 			assert.Contains(t, err.Error(), tt.wantErr)
@@ -88,15 +85,15 @@ func TestExtractJSONErrors(t *testing.T) {
 // object after them is still found when the budget allows.
 func TestExtractJSONManyOpenBraces(t *testing.T) {
 	t.Parallel()
-	_, err := agentrt.ExtractJSON(strings.Repeat("{", 1<<16))
+	_, err := extractJSON(strings.Repeat("{", 1<<16))
 	require.ErrorContains(t, err, "not closed")
 
-	got, err := agentrt.ExtractJSON(strings.Repeat("{", 10) + ` {"a":1}`)
+	got, err := extractJSON(strings.Repeat("{", 10) + ` {"a":1}`)
 	require.NoError(t, err)
 	assert.Equal(t, `{"a":1}`, string(got))
 
 	// Balanced prose that is not JSON is skipped in one pass, however long.
-	got, err = agentrt.ExtractJSON(strings.Repeat("{x} ", 10000) + `{"a":1}`)
+	got, err = extractJSON(strings.Repeat("{x} ", 10000) + `{"a":1}`)
 	require.NoError(t, err)
 	assert.Equal(t, `{"a":1}`, string(got))
 }
@@ -116,7 +113,7 @@ func FuzzExtractJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := agentrt.ExtractJSON(text)
+		got, err := extractJSON(text)
 		if err != nil {
 			if got != nil {
 				t.Fatalf("ExtractJSON(%q) returned %q with error %v", text, got, err)
@@ -138,18 +135,17 @@ func FuzzExtractJSON(f *testing.F) {
 	})
 }
 
-func ExampleExtractJSON() {
+func TestExtractJSONFromProse(t *testing.T) {
 	answer := "Sure, I will check the weather first.\n" +
 		"```json\n" +
 		`{"action": "tool_call", "name": "get_weather", "arguments": {"city": "Paris",},}` + "\n" +
 		"```\n" +
 		`Then I will answer: {"action": "final_answer"}`
-	obj, err := agentrt.ExtractJSON(answer)
+	obj, err := extractJSON(answer)
 	if err != nil {
-		fmt.Println("error:", err)
-		return
+		t.Fatal(err)
 	}
-	fmt.Println(string(obj))
-	// Output:
-	// {"action": "tool_call", "name": "get_weather", "arguments": {"city": "Paris"}}
+	if want := `{"action": "tool_call", "name": "get_weather", "arguments": {"city": "Paris"}}`; string(obj) != want {
+		t.Fatalf("got %s, want %s", obj, want)
+	}
 }

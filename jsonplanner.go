@@ -85,7 +85,7 @@ type JSONPromptData struct {
 // (or "Tool error for ..."); consecutive user messages are joined. The
 // request's Messages are not modified.
 //
-// The answer is read with [ExtractJSON], so code fences, prose around the
+// The answer is read with [extractJSON], so code fences, prose around the
 // object, a second object, trailing commas and comments do no harm; only
 // the text of the Provider's answer is read. A tool_call becomes a tool_use
 // block with an id unique in the session ("json_<n>_<k>": the k-th call of
@@ -363,7 +363,7 @@ type jsonCallWire struct {
 // parseJSONDecision reads the model's answer. problem is "" on success and
 // otherwise says, for the model, what is wrong.
 func parseJSONDecision(raw string, specs []ToolSpec, tools map[string]bool) (d jsonDecision, problem string) {
-	obj, err := ExtractJSON(raw)
+	obj, err := extractJSON(raw)
 	if err != nil {
 		return d, err.Error()
 	}

@@ -123,7 +123,7 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 		instructions: "\n\nWhen you give your final answer (a reply without tool calls), reply with only a JSON value that matches this JSON Schema, with no other text:\n" +
 			string(schema),
 		check: func(text string) error {
-			raw, err := ExtractJSON(text)
+			raw, err := extractJSON(text)
 			if err != nil {
 				// Not an object: perhaps a bare JSON value (a list, a string).
 				raw = json.RawMessage(text)
