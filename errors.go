@@ -29,6 +29,27 @@ var (
 	ErrEmptyInput = errors.New("agentrt: empty input for a new session")
 )
 
+// Errors of the JSONL store and the JSON planner.
+var (
+	// ErrJSONLVersion is returned (inside a [*CorruptLineError]) for a
+	// session file written in a format version this reader does not know.
+	ErrJSONLVersion = errors.New("unsupported JSONL format version")
+	// ErrLineTooLong is returned when a record is longer than
+	// [JSONLOptions.MaxLineSize]: by Append, which writes nothing, and by
+	// Load (inside a [*CorruptLineError]) for such a line in a file. Run
+	// answers a tool result the store refuses with it by an error result
+	// saying so.
+	ErrLineTooLong = errors.New("JSONL line longer than the store's MaxLineSize")
+	// ErrSessionExists is returned by [JSONLStore.Fork] and
+	// [JSONLStore.Create] when the session to create already exists.
+	ErrSessionExists = errors.New("agentrt: session already exists")
+	// ErrUnparsableDecision is returned, wrapped, by the Plan method of a
+	// [JSONPlanner] when the model's answer is still not a usable JSON
+	// decision after every corrective re-ask of the turn. The error's text
+	// says what was wrong with the last answer and quotes its beginning.
+	ErrUnparsableDecision = errors.New("agentrt: the model gave no valid JSON decision")
+)
+
 // Kinds of provider failure, set as [ProviderError.Kind]. Use errors.Is.
 var (
 	// ErrRateLimited: the API refused the call for its rate limit (HTTP 429).

@@ -29,19 +29,6 @@ const (
 	JSONLKindMessage = "message"
 )
 
-// ErrJSONLVersion is returned (inside a [*CorruptLineError]) for a session
-// file written in a format version this reader does not know.
-var ErrJSONLVersion = errors.New("unsupported JSONL format version")
-
-// ErrLineTooLong is returned when a record is longer than
-// [JSONLOptions.MaxLineSize]: by Append, which writes nothing, and by Load
-// (inside a [*CorruptLineError]) for such a line in a file.
-var ErrLineTooLong = errors.New("JSONL line longer than the store's MaxLineSize")
-
-// ErrSessionExists is returned by [JSONLStore.Fork] and [JSONLStore.Create]
-// when the session to create already exists.
-var ErrSessionExists = errors.New("agentrt: session already exists")
-
 // errNoNewline is the Err of a TruncatedTailError for a last line that
 // does not end in '\n': a write that was cut short.
 var errNoNewline = errors.New("the line does not end in a newline: a write was cut short")

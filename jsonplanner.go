@@ -12,11 +12,6 @@ import (
 	"text/template"
 )
 
-// ErrUnparsableDecision is returned, wrapped, by the Plan method of a
-// [JSONPlanner] when the model's answer is still not a usable JSON decision
-// after every corrective re-ask of the turn. The error's text says what was
-// wrong with the last answer and quotes its beginning.
-var ErrUnparsableDecision = errors.New("agentrt: the model gave no valid JSON decision")
 
 // defaultJSONRetries is JSONPlannerOptions.MaxRetries when it is 0.
 const defaultJSONRetries = 2
