@@ -12,7 +12,6 @@ import (
 	"text/template"
 )
 
-
 // defaultJSONRetries is JSONPlannerOptions.MaxRetries when it is 0.
 const defaultJSONRetries = 2
 
