@@ -82,11 +82,11 @@ func subject(path string) string {
 	return fmt.Sprintf("field %q", path)
 }
 
-func (c *checker) child(path, key string) string {
+func (c *checker) child(path string, key []byte) string {
 	if c.errs == nil {
 		return ""
 	}
-	return joinPath(path, key)
+	return joinPath(path, string(key))
 }
 
 func (c *checker) skipSpace() {
@@ -338,7 +338,7 @@ func (c *checker) object(n *schemaNode, path string) bool {
 func (c *checker) member(n *schemaNode, path string, key []byte, info propInfo, optional bool) bool {
 	start := c.i
 	matched := info.declared
-	if info.declared && !c.value(info.node, c.child(path, string(key)), optional) {
+	if info.declared && !c.value(info.node, c.child(path, key), optional) {
 		return false
 	}
 	for _, pp := range n.patterns {
@@ -347,7 +347,7 @@ func (c *checker) member(n *schemaNode, path string, key []byte, info propInfo, 
 		}
 		matched = true
 		c.i = start
-		if !c.value(pp.node, c.child(path, string(key)), optional) {
+		if !c.value(pp.node, c.child(path, key), optional) {
 			return false
 		}
 	}
@@ -369,7 +369,7 @@ func (c *checker) member(n *schemaNode, path string, key []byte, info propInfo, 
 		}
 		return c.fail(joinPath(path, string(key)), fmt.Sprintf("unknown field %q (valid fields: %s)", joinPath(path, string(key)), list))
 	case n.AdditionalProperties != nil:
-		return c.value(n.AdditionalProperties, c.child(path, string(key)), optional)
+		return c.value(n.AdditionalProperties, c.child(path, key), optional)
 	}
 	return c.skip()
 }

@@ -94,14 +94,14 @@ func addValidateRules(s *jsonschema.Schema, t reflect.Type, rules bool) {
 	}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() && !f.Anonymous {
 			continue
 		}
 		name := jsonName(f)
 		if name == "-" {
 			continue
 		}
-		if f.Anonymous && name == f.Name && f.Tag.Get("json") == "" {
+		if f.Anonymous && f.Tag.Get("json") == "" {
 			addValidateRules(s, f.Type, rules) // embedded struct: fields are promoted
 			continue
 		}
@@ -716,7 +716,7 @@ func (n *schemaNode) normalize(raw []byte, check bool) ([]byte, error) {
 		var inner any
 		if dec.Decode(&inner) == nil {
 			if _, ok := inner.(map[string]any); ok {
-				v = inner
+				v, raw = inner, []byte(s)
 			}
 		}
 	}
@@ -726,16 +726,130 @@ func (n *schemaNode) normalize(raw []byte, check bool) ([]byte, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, fmt.Errorf("input must be a JSON object, got %s", jsonKind(v))
 	}
-	fixed, err := json.Marshal(n.fix(v))
-	if err != nil {
-		return nil, fmt.Errorf("invalid input: %v", err)
+	var out bytes.Buffer
+	dec = json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := n.fix(dec, &out); err != nil {
+		return nil, fmt.Errorf("input is not valid JSON: %v", err)
 	}
+	fixed := out.Bytes()
 	if check {
 		if errs := n.check(fixed); len(errs) > 0 {
 			return nil, joinFieldErrors(errs)
 		}
 	}
 	return fixed, nil
+}
+
+// fix copies one JSON value from dec to out, keeping the order of keys,
+// and coerces on the way what models send as strings into what the schema
+// asks for: numbers, booleans, objects. It also writes an integral number
+// like 3.0 as 3 where the schema asks for an integer (Go's decoder wants
+// 3).
+func (n *schemaNode) fix(dec *json.Decoder, out *bytes.Buffer) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch x := tok.(type) {
+	case json.Delim:
+		if x == '{' {
+			out.WriteByte('{')
+			for i := 0; dec.More(); i++ {
+				key, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					out.WriteByte(',')
+				}
+				k, _ := key.(string)
+				writeJSON(out, k)
+				out.WriteByte(':')
+				if err := n.member(k).fix(dec, out); err != nil {
+					return err
+				}
+			}
+			out.WriteByte('}')
+		} else {
+			out.WriteByte('[')
+			var items *schemaNode
+			if n != nil {
+				items = n.Items
+			}
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					out.WriteByte(',')
+				}
+				if err := items.fix(dec, out); err != nil {
+					return err
+				}
+			}
+			out.WriteByte(']')
+		}
+		_, err := dec.Token() // the closing delimiter
+		return err
+	case string:
+		switch {
+		case n == nil || n.types&tString != 0:
+		case n.types&(tInteger|tNumber) != 0:
+			num := strings.TrimSpace(x)
+			if _, err := strconv.ParseFloat(num, 64); err == nil && json.Valid([]byte(num)) {
+				return n.fixNumber(json.Number(num), out)
+			}
+		case n.types&tBoolean != 0:
+			if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
+				out.WriteString(strconv.FormatBool(b))
+				return nil
+			}
+		case n.types&tObject != 0:
+			var inner map[string]any
+			if json.Unmarshal([]byte(x), &inner) == nil && inner != nil {
+				d := json.NewDecoder(strings.NewReader(x))
+				d.UseNumber()
+				return n.fix(d, out)
+			}
+		}
+		writeJSON(out, x)
+	case json.Number:
+		return n.fixNumber(x, out)
+	default: // bool, nil
+		writeJSON(out, x)
+	}
+	return nil
+}
+
+func (n *schemaNode) fixNumber(x json.Number, out *bytes.Buffer) error {
+	if n != nil && n.types&tInteger != 0 && n.types&tNumber == 0 && strings.ContainsAny(string(x), ".eE") {
+		if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			out.WriteString(strconv.FormatInt(int64(f), 10))
+			return nil
+		}
+	}
+	out.WriteString(string(x))
+	return nil
+}
+
+// member is the schema of the value of key in an object of schema n, for
+// coercion: its property, else additionalProperties.
+func (n *schemaNode) member(key string) *schemaNode {
+	if n == nil {
+		return nil
+	}
+	if p, ok := n.Properties[key]; ok {
+		return p
+	}
+	for _, pp := range n.patterns {
+		if pp.re.MatchString(key) {
+			return pp.node
+		}
+	}
+	return n.AdditionalProperties
+}
+
+func writeJSON(out *bytes.Buffer, v any) {
+	b, _ := json.Marshal(v)
+	out.Write(b)
 }
 
 // joinFieldErrors makes one error of violations, in order.
@@ -745,55 +859,6 @@ func joinFieldErrors(errs []fieldError) error {
 		msgs[i] = e.msg
 	}
 	return errors.New("invalid input: " + strings.Join(msgs, "; "))
-}
-
-// fix coerces what models send as strings into what the schema asks for.
-func (n *schemaNode) fix(v any) any {
-	if n == nil {
-		return v
-	}
-	switch x := v.(type) {
-	case string:
-		switch {
-		case n.types&tString != 0:
-		case n.types&(tInteger|tNumber) != 0:
-			num := json.Number(strings.TrimSpace(x))
-			if _, err := strconv.ParseFloat(string(num), 64); err == nil && json.Valid([]byte(num)) {
-				return num
-			}
-		case n.types&tBoolean != 0:
-			if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
-				return b
-			}
-		case n.types&tObject != 0:
-			var inner map[string]any
-			d := json.NewDecoder(strings.NewReader(x))
-			d.UseNumber()
-			if d.Decode(&inner) == nil && inner != nil {
-				return n.fix(inner)
-			}
-		}
-	case json.Number:
-		// 3.0 for an integer: Go's decoder wants 3.
-		if n.types&tInteger != 0 && n.types&tNumber == 0 && strings.ContainsAny(string(x), ".eE") {
-			if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-				return json.Number(strconv.FormatInt(int64(f), 10))
-			}
-		}
-	case map[string]any:
-		for k, e := range x {
-			if p, ok := n.Properties[k]; ok {
-				x[k] = p.fix(e)
-			} else if n.AdditionalProperties != nil {
-				x[k] = n.AdditionalProperties.fix(e)
-			}
-		}
-	case []any:
-		for i := range x {
-			x[i] = n.Items.fix(x[i])
-		}
-	}
-	return v
 }
 
 func (n *schemaNode) fieldList() string {
