@@ -424,10 +424,7 @@ func (c *checker) array(n *schemaNode, path string) bool {
 		for i := range items {
 			for j := range i {
 				if jsonEqual(items[i], items[j]) {
-					if !c.failf(path, "must not repeat an item (items %d and %d are equal)", j, i) {
-						return false
-					}
-					return true
+					return c.failf(path, "must not repeat an item (items %d and %d are equal)", j, i)
 				}
 			}
 		}

@@ -272,6 +272,8 @@ func TestDecodeErrorsNameFields(t *testing.T) {
 		{shapes[8].tool, `{"labels":{"a":"123456","b":"","c":""},"counts":{"x":"many"},"by_id":{"x":true}}`, `invalid input: field "labels.a" must have at most 5 characters; field "labels" must have at most 2 entries; field "counts.x" must be an integer, got string; unknown field "by_id.x" (valid fields: none; names must match "^[0-9]+$")`},
 		{shapes[9].tool, `{"name":"a","any":null}`, `invalid input: field "name" must have at least 2 characters`},
 		{shapes[9].tool, `{"name":7,"any":1}`, `invalid input: field "name" must be a string or null`},
+		{shapes[0].tool, `null`, `input is null; expected a JSON object`},
+		{shapes[0].tool, `[{"name":"x"}]`, `input must be a JSON object, got an array`},
 	}
 	for _, tc := range tests {
 		_, err := tc.tool.Decode(json.RawMessage(tc.input))

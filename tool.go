@@ -321,7 +321,4 @@ func (t *rawTool) Execute(ctx context.Context, input any) (string, error) {
 	return t.fn(ctx, raw)
 }
 
-var (
-	emptyObject = json.RawMessage(`{}`)
-	nullJSON    = []byte("null")
-)
+var emptyObject = json.RawMessage(`{}`)
