@@ -177,17 +177,30 @@ func (c *checker) value(n *schemaNode, path string, optional bool) bool {
 			return c.typeError(n, path, "null")
 		}
 	default:
-		c.literal()
-		var err error
-		num, err = strconv.ParseFloat(string(c.data[start:c.i]), 64)
-		if err != nil && !isRangeError(err) {
+		if !c.literal() {
 			return false
 		}
 		isNum = true
-		if n.types != 0 && n.types&tNumber == 0 && (n.types&tInteger == 0 || num != math.Trunc(num)) {
+		lit := c.data[start:c.i]
+		integral := true // no fraction or exponent: an integer as written
+		for _, b := range lit {
+			if b == '.' || b == 'e' || b == 'E' {
+				integral = false
+				break
+			}
+		}
+		if n.numeric || !integral {
+			var err error
+			num, err = strconv.ParseFloat(string(lit), 64)
+			if err != nil && !isRangeError(err) {
+				return false
+			}
+			integral = num == math.Trunc(num)
+		}
+		if n.types != 0 && n.types&tNumber == 0 && (n.types&tInteger == 0 || !integral) {
 			return c.typeError(n, path, "number")
 		}
-		if !c.numberRules(n, path, num) {
+		if n.numeric && !c.numberRules(n, path, num) {
 			return false
 		}
 	}
@@ -269,7 +282,7 @@ func (c *checker) object(n *schemaNode, path string) bool {
 				key = []byte(s)
 			}
 			count++
-			info, found := n.props[string(key)]
+			info, found := n.lookup(key)
 			optional := true
 			if found && info.req >= 0 {
 				optional = false
@@ -303,6 +316,9 @@ func (c *checker) object(n *schemaNode, path string) bool {
 			c.skipSpace()
 		}
 	}
+	if seenMany == nil && seen == n.reqMask {
+		return c.countRules(n, path, count)
+	}
 	var missing []fieldError
 	for i, name := range n.Required {
 		if seenMany != nil && seenMany[i] || seenMany == nil && seen&(1<<i) != 0 {
@@ -319,6 +335,11 @@ func (c *checker) object(n *schemaNode, path string) bool {
 		c.failed = true
 		*c.errs = slices.Insert(*c.errs, firstErr, missing...)
 	}
+	return c.countRules(n, path, count)
+}
+
+// countRules checks minProperties and maxProperties.
+func (c *checker) countRules(n *schemaNode, path string, count int) bool {
 	if n.MinProperties != nil && count < *n.MinProperties {
 		if !c.failf(path, "must have at least %s", plural(*n.MinProperties, "entry", "entries")) {
 			return false

@@ -445,9 +445,10 @@ type schemaNode struct {
 
 	// Set by prepare.
 	types     typeSet
-	never     bool // the schema false: no value is valid
-	closed    bool // additionalProperties false
-	props     map[string]propInfo
+	never     bool                // the schema false: no value is valid
+	closed    bool                // additionalProperties false
+	props     map[string]propInfo // by name; see lookup
+	propList  []propEntry         // the same, for a linear lookup in small objects
 	patterns  []patternProp
 	pattern   *regexp.Regexp
 	format    *formatCheck
@@ -456,8 +457,33 @@ type schemaNode struct {
 	constVal  any
 	exMin     *float64
 	exMax     *float64
+	reqMask   uint64   // one bit per required name, when there are at most 64
+	numeric   bool     // has a rule that needs a number's value
 	combined  bool     // has allOf, anyOf, oneOf or not
 	unchecked []string // keywords present that the decoder does not check
+}
+
+type propEntry struct {
+	name string
+	info propInfo
+}
+
+// lookup finds a property by name: linearly in small objects, where that
+// beats hashing.
+func (n *schemaNode) lookup(key []byte) (propInfo, bool) {
+	if n.props == nil {
+		return propInfo{}, false
+	}
+	if n.propList != nil {
+		for i := range n.propList {
+			if n.propList[i].name == string(key) {
+				return n.propList[i].info, true
+			}
+		}
+		return propInfo{}, false
+	}
+	info, ok := n.props[string(key)]
+	return info, ok
 }
 
 type propInfo struct {
@@ -597,6 +623,15 @@ func (n *schemaNode) prepare(strict bool) error {
 			}
 			info.req = i
 			n.props[k] = info
+			if i < 64 {
+				n.reqMask |= 1 << i
+			}
+		}
+		if len(n.props) <= 8 {
+			for k, info := range n.props {
+				n.propList = append(n.propList, propEntry{k, info})
+			}
+			slices.SortFunc(n.propList, func(a, b propEntry) int { return strings.Compare(a.name, b.name) })
 		}
 	}
 	for k, p := range n.PatternProperties {
@@ -647,6 +682,7 @@ func (n *schemaNode) prepare(strict bool) error {
 	if n.MultipleOf != nil && *n.MultipleOf <= 0 {
 		return errors.New("multipleOf must be greater than 0")
 	}
+	n.numeric = n.Minimum != nil || n.Maximum != nil || n.exMin != nil || n.exMax != nil || n.MultipleOf != nil || n.enum != nil || n.hasConst
 	n.combined = len(n.AllOf)+len(n.AnyOf)+len(n.OneOf) > 0 || n.Not != nil
 	children := []*schemaNode{n.AdditionalProperties, n.Items, n.Not}
 	for _, p := range n.Properties {
