@@ -3,6 +3,8 @@ package agentrt
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +62,43 @@ func TestCheckValidDoesNotAllocate(t *testing.T) {
 	raw := []byte(`{"a":42,"unit":"c","code":"ABC","tags":["x","y"]}`)
 	require.True(t, n.valid(raw))
 	assert.Zero(t, testing.AllocsPerRun(100, func() { n.valid(raw) }))
+}
+
+// FuzzCheck: on any JSON input, the fast check accepts exactly what the
+// slow one finds nothing wrong with, and every error names its path.
+func FuzzCheck(f *testing.F) {
+	type item struct {
+		K string `json:"k" jsonschema:"enum=a,enum=b"`
+	}
+	type in struct {
+		S  string          `json:"s" validate:"min=1,max=4"`
+		N  float64         `json:"n,omitempty" jsonschema:"minimum=0,exclusiveMaximum=10,multipleOf=0.5"`
+		I  uint8           `json:"i,omitempty"`
+		L  []item          `json:"l,omitempty" validate:"omitempty,max=2"`
+		M  map[string]bool `json:"m,omitempty"`
+		P  *string         `json:"p,omitempty" jsonschema:"nullable,pattern=^x+$"`
+		Ts string          `json:"ts,omitempty" jsonschema:"format=date-time"`
+	}
+	schema, err := reflectInputSchema(reflect.TypeFor[in]())
+	require.NoError(f, err)
+	n, err := compileSchema(schema, true)
+	require.NoError(f, err)
+	for _, s := range []string{`{"s":"ab"}`, `{"s":"","n":10,"i":300,"l":[{"k":"c"},{},{}],"m":{"a":1},"p":"y","ts":"x"}`,
+		`{"s":"\u00e9\u00e9","n":9.5,"p":null,"l":[{"k":"a"}]}`, `[]`, `"x"`, `{"s":"ab","x":{"y":[1,{"z":null}]}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		if !json.Valid([]byte(input)) {
+			return
+		}
+		errs := n.check([]byte(input))
+		if (len(errs) == 0) != n.valid([]byte(input)) {
+			t.Fatalf("%s: valid=%v, check=%v", input, n.valid([]byte(input)), errs)
+		}
+		for _, e := range errs {
+			if e.path != "" && !strings.Contains(e.msg, strconv.Quote(e.path)) {
+				t.Fatalf("%s: %q does not name %q", input, e.msg, e.path)
+			}
+		}
+	})
 }
