@@ -148,6 +148,9 @@ func (c *checker) value(n *schemaNode, path string, optional bool) bool {
 		if n.types != 0 && n.types&tString == 0 {
 			return c.typeError(n, path, "string")
 		}
+		if !n.textual {
+			break
+		}
 		str = c.data[start+1 : c.i-1]
 		if escaped {
 			var s string

@@ -459,6 +459,7 @@ type schemaNode struct {
 	exMax     *float64
 	reqMask   uint64   // one bit per required name, when there are at most 64
 	numeric   bool     // has a rule that needs a number's value
+	textual   bool     // has a rule that needs a string's contents
 	combined  bool     // has allOf, anyOf, oneOf or not
 	unchecked []string // keywords present that the decoder does not check
 }
@@ -683,6 +684,7 @@ func (n *schemaNode) prepare(strict bool) error {
 		return errors.New("multipleOf must be greater than 0")
 	}
 	n.numeric = n.Minimum != nil || n.Maximum != nil || n.exMin != nil || n.exMax != nil || n.MultipleOf != nil || n.enum != nil || n.hasConst
+	n.textual = n.MinLength != nil || n.MaxLength != nil || n.pattern != nil || n.format != nil || n.enum != nil || n.hasConst
 	n.combined = len(n.AllOf)+len(n.AnyOf)+len(n.OneOf) > 0 || n.Not != nil
 	children := []*schemaNode{n.AdditionalProperties, n.Items, n.Not}
 	for _, p := range n.Properties {

@@ -102,9 +102,10 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // (strings), minItems/maxItems (slices) or minProperties/maxProperties
 // (maps); oneof as enum; eq as const; email, url, uri, uuid, ipv4, ipv6 and
 // hostname as format; alpha, alphanum, numeric, number, startswith,
-// endswith and contains as pattern (one pattern per field); unique as
-// uniqueItems; rules after dive on the items or map values. Sized and
-// unsigned integers get their range as minimum and maximum.
+// endswith and contains as pattern (one pattern per field); required on a
+// string as minLength 1; unique as uniqueItems; rules after dive on the
+// items or map values. Sized and unsigned integers get their range as
+// minimum and maximum. Patterns are Go (RE2) regular expressions.
 //
 // Each call's input is checked against that schema, then decoded, then
 // validated with go-playground/validator (`validate` tags), and every
