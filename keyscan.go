@@ -180,18 +180,21 @@ func (c *checker) value(n *schemaNode, path string, optional bool) bool {
 			return c.typeError(n, path, "null")
 		}
 	default:
-		if !c.literal() {
+		integral := true // no fraction or exponent: an integer as written
+	scan:
+		for ; c.i < len(c.data); c.i++ {
+			switch c.data[c.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				break scan
+			case '.', 'e', 'E':
+				integral = false
+			}
+		}
+		if c.i == start {
 			return false
 		}
 		isNum = true
 		lit := c.data[start:c.i]
-		integral := true // no fraction or exponent: an integer as written
-		for _, b := range lit {
-			if b == '.' || b == 'e' || b == 'E' {
-				integral = false
-				break
-			}
-		}
 		if n.numeric || !integral {
 			var err error
 			num, err = strconv.ParseFloat(string(lit), 64)
@@ -301,7 +304,11 @@ func (c *checker) object(n *schemaNode, path string) bool {
 			}
 			c.i++
 			c.skipSpace()
-			if !c.member(n, path, key, info, optional) {
+			if info.declared && n.patterns == nil { // the usual case, in short
+				if !c.value(info.node, c.child(path, key), optional) {
+					return false
+				}
+			} else if !c.member(n, path, key, info, optional) {
 				return false
 			}
 			c.skipSpace()
