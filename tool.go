@@ -80,8 +80,8 @@ func ReadOnly() ToolOption { return func(o *toolOptions) { o.readOnly = true } }
 func WithTimeout(d time.Duration) ToolOption { return func(o *toolOptions) { o.timeout = d } }
 
 // WithSchema replaces the schema that [NewTool] reflects from its input type
-// with a hand-written one. The input is still decoded into the Go type and
-// validated by its tags.
+// with a hand-written one. The input is checked against it, then decoded
+// into the Go type and validated by its tags.
 func WithSchema(schema json.RawMessage) ToolOption {
 	return func(o *toolOptions) { o.schema = schema }
 }
@@ -92,19 +92,60 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 //
 // The input's JSON Schema is reflected once, here, from In (a struct, or a
 // pointer to one) with github.com/invopop/jsonschema: property names from
-// `json` tags, descriptions and enums from `jsonschema` tags, fields without
-// omitempty required, additional properties refused. Each call's input is
-// decoded strictly, with the leniency models need: a number or boolean sent
-// as a string is coerced when the schema asks for one, and an input object
-// sent as a JSON-encoded string is unwrapped. It is then validated with
-// go-playground/validator (`validate` tags); error texts name JSON fields.
+// `json` tags, descriptions, enums, bounds, patterns and formats from
+// `jsonschema` tags, additional properties refused. A field is required
+// when its json tag has no omitempty, when it is tagged
+// jsonschema:"required" or validate:"required", or when its zero value
+// fails its validate tag (validate:"oneof=a b" without omitempty). The
+// validate rules that JSON Schema can express are shown too: min, max, len,
+// gt, gte, lt and lte as minimum/maximum (numbers), minLength/maxLength
+// (strings), minItems/maxItems (slices) or minProperties/maxProperties
+// (maps); oneof as enum; eq as const; email, url, uri, uuid, ipv4, ipv6 and
+// hostname as format; alpha, alphanum, numeric, number, startswith,
+// endswith and contains as pattern (one pattern per field); required on a
+// string as minLength 1; unique as uniqueItems; rules after dive on the
+// items or map values. Sized and unsigned integers get their range as
+// minimum and maximum. Patterns are Go (RE2) regular expressions.
+//
+// Each call's input is checked against that schema, then decoded, then
+// validated with go-playground/validator (`validate` tags), and every
+// error names the JSON field at fault (`field "ship.city" is required`,
+// `field "unit" must be one of "c", "f"`). The schema and the decoder
+// agree: an input the schema allows passes the check, and every rule the
+// schema shows (type, required, enum, const, minimum, maximum,
+// exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength,
+// pattern, the formats date-time, date, time, email, uri, uri-reference,
+// uuid, ipv4, ipv6 and hostname, minItems, maxItems, uniqueItems,
+// minProperties, maxProperties, properties, patternProperties,
+// additionalProperties, items, allOf, anyOf, oneOf, not) is enforced; a
+// format the decoder does not check is left out of the schema.
+//
+// Required means present, as in JSON Schema: {"a":0} has a. The validate
+// rules keep go-playground's meaning, which the schema cannot always show:
+// validate:"required" on a number or a bool also refuses 0 or false (the
+// model is told `field "a" is required and must not be 0`); omitempty in a
+// validate tag lets the zero value skip the rules, but the schema's bounds
+// apply to any value sent; rules that compare fields (eqfield, required_if,
+// ...), alternatives (a|b), ne, excludes and custom validators are checked
+// but not shown.
+//
+// The decoder is lenient where models slip: a number or boolean sent as a
+// string is coerced when the schema asks for one, an integral number like
+// 3.0 is accepted for an integer, an input object sent as a JSON-encoded
+// string is unwrapped, and null for an optional field counts as absent.
+//
+// [WithSchema] replaces the reflected schema; the input is then checked
+// against that schema (keywords outside the list above are shown but not
+// enforced), decoded into In and validated by its tags.
 //
 // The result of fn is given to the model as is if Out is a string, and as
 // JSON otherwise. An error from fn becomes an is_error result carrying its
 // text.
 //
 // NewTool panics on a programmer error: an invalid name (it must match
-// ^[a-zA-Z0-9_-]{1,64}$), a nil fn, or an In that is not a struct.
+// ^[a-zA-Z0-9_-]{1,64}$), a nil fn, an In that is not a struct, or tags that
+// give an invalid schema (a pattern that does not compile, a keyword such
+// as $ref that the decoder cannot enforce).
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...ToolOption) Tool {
 	if !toolNameRE.MatchString(name) {
 		panic(fmt.Sprintf("agentrt: NewTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
@@ -125,14 +166,16 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		panic(fmt.Sprintf("agentrt: NewTool %q: input type %v is not a struct", name, inType))
 	}
 	schema := o.schema
+	var node *schemaNode
+	var err error
 	if schema == nil {
-		var err error
-		schema, err = reflectSchema(st)
-		if err != nil {
-			panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
+		schema, err = reflectInputSchema(st)
+		if err == nil {
+			node, err = compileSchema(schema, true)
 		}
+	} else {
+		node, err = parseSchema(schema)
 	}
-	node, err := parseSchema(schema)
 	if err != nil {
 		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
 	}
@@ -160,23 +203,30 @@ func (t *typedTool[In, Out]) Decode(raw json.RawMessage) (any, error) {
 		raw = emptyObject
 	}
 	var in In
-	if err := json.Unmarshal(raw, &in); err != nil || !t.node.knownKeys(raw) || bytes.Equal(raw, nullJSON) {
+	var errs []fieldError
+	if err := json.Unmarshal(raw, &in); err != nil || !t.node.valid(raw) {
 		// Slow path: repair what models are known to get wrong, then
-		// decode again; report what is still wrong by JSON field name.
+		// check and decode again; report everything still wrong by JSON
+		// field name.
 		fixed, ferr := t.node.normalize(raw, false)
 		if ferr != nil {
 			return nil, ferr
 		}
+		errs = t.node.check(fixed)
 		in = *new(In)
 		if err := decodeStrict(fixed, &in); err != nil {
+			if len(errs) > 0 {
+				return nil, joinFieldErrors(errs)
+			}
 			return nil, describeDecodeError(err)
 		}
 	}
 	boxed := any(in) // boxed once: validated and returned as is
 	if t.validator != nil {
-		if err := t.validator.validate(boxed); err != nil {
-			return nil, err
-		}
+		errs = t.validator.collect(boxed, errs)
+	}
+	if len(errs) > 0 {
+		return nil, joinFieldErrors(errs)
 	}
 	return boxed, nil
 }
@@ -212,13 +262,13 @@ func (t *typedTool[In, Out]) Execute(ctx context.Context, input any) (string, er
 }
 
 // NewRawTool returns a Tool with a hand-written JSON Schema whose function
-// receives the input as raw JSON (always an object). The input is checked
-// against the schema's top level (an object, required properties present,
-// no unknown properties when additionalProperties is false) and coerced like
-// NewTool's; deeper validation is fn's job.
+// receives the input as raw JSON (always an object). The input is coerced
+// like NewTool's and checked against the whole schema, with the keywords
+// listed on [NewTool]; others (such as $ref) are shown to the model but not
+// enforced. Errors name the JSON field at fault.
 //
 // NewRawTool panics on an invalid name, a nil fn, or a schema that is not a
-// JSON object schema.
+// JSON object schema or does not compile (an invalid pattern).
 func NewRawTool(name, description string, schema json.RawMessage, fn func(context.Context, json.RawMessage) (string, error), opts ...ToolOption) Tool {
 	if !toolNameRE.MatchString(name) {
 		panic(fmt.Sprintf("agentrt: NewRawTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
@@ -272,7 +322,4 @@ func (t *rawTool) Execute(ctx context.Context, input any) (string, error) {
 	return t.fn(ctx, raw)
 }
 
-var (
-	emptyObject = json.RawMessage(`{}`)
-	nullJSON    = []byte("null")
-)
+var emptyObject = json.RawMessage(`{}`)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/go-playground/validator/v10"
@@ -21,15 +22,24 @@ func newStructValidator(t reflect.Type) *structValidator {
 	if !hasValidateTags(t, map[reflect.Type]bool{}) {
 		return nil
 	}
-	v := validator.New(validator.WithRequiredStructEnabled())
+	return &structValidator{v: newValidate()}
+}
+
+// newValidate returns a validator that names fields as the JSON does: by
+// their json names, with the fields of embedded structs promoted.
+func newValidate() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled(), validator.WithTagNameFuncBlankOmit())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		if f.Anonymous && f.Tag.Get("json") == "" {
+			return "" // embedded: its fields are promoted
+		}
 		name := jsonName(f)
 		if name == "-" {
-			return ""
+			return f.Name
 		}
 		return name
 	})
-	return &structValidator{v: v}
+	return v
 }
 
 func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
@@ -52,20 +62,35 @@ func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return false
 }
 
+// validate checks in against its validate tags; the error names JSON
+// fields.
 func (s *structValidator) validate(in any) error {
+	if errs := s.collect(in, nil); len(errs) > 0 {
+		return joinFieldErrors(errs)
+	}
+	return nil
+}
+
+// collect appends to errs the violations of validate tags in in, except
+// for the fields errs already names (the schema check found those first).
+func (s *structValidator) collect(in any, errs []fieldError) []fieldError {
 	err := s.v.Struct(in)
 	if err == nil {
-		return nil
+		return errs
 	}
 	var ve validator.ValidationErrors
 	if !errors.As(err, &ve) {
-		return fmt.Errorf("invalid input: %v", err)
+		return append(errs, fieldError{msg: err.Error()})
 	}
-	msgs := make([]string, 0, len(ve))
+	reported := len(errs)
 	for _, fe := range ve {
-		msgs = append(msgs, describeFieldError(fe))
+		path := fieldPath(fe)
+		if slices.ContainsFunc(errs[:reported], func(e fieldError) bool { return e.path == path }) {
+			continue
+		}
+		errs = append(errs, fieldError{path: path, msg: describeFieldError(fe)})
 	}
-	return errors.New("invalid input: " + strings.Join(msgs, "; "))
+	return errs
 }
 
 // fieldPath turns the validator's namespace ("AddIn.items[0].name") into the
@@ -91,7 +116,21 @@ func describeFieldError(fe validator.FieldError) string {
 	}
 	sized := unit != ""
 	switch fe.Tag() {
-	case "required", "required_if", "required_unless", "required_with", "required_without":
+	case "required":
+		// The schema check has already reported a missing key: the value
+		// is there, but zero.
+		switch kind {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			return field + " is required and must not be 0"
+		case reflect.Bool:
+			return field + " is required and must be true"
+		case reflect.String:
+			return field + " is required and must not be empty"
+		}
+		return field + " is required"
+	case "required_if", "required_unless", "required_with", "required_without":
 		return field + " is required"
 	case "min":
 		if sized {
