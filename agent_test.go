@@ -31,7 +31,7 @@ func addTool() agentrt.Tool {
 
 type WriteIn struct {
 	Path string `json:"path" validate:"required"`
-	Text string `json:"text"`
+	Text string `json:"text,omitempty"`
 }
 
 // newAgent returns an agent with a fresh memory store, the script as

@@ -76,7 +76,9 @@ type toolOptions struct {
 func ReadOnly() ToolOption { return func(o *toolOptions) { o.readOnly = true } }
 
 // WithTimeout bounds each call of the tool. When it expires the tool's
-// context is cancelled and the model gets an is_error result saying so.
+// context is cancelled and the model gets an is_error result saying so. A
+// tool that ignores its context and returns later still gets that result:
+// its late output is discarded. Run waits for it to return all the same.
 func WithTimeout(d time.Duration) ToolOption { return func(o *toolOptions) { o.timeout = d } }
 
 // WithSchema replaces the schema that [NewTool] reflects from its input type

@@ -63,7 +63,7 @@ func TestToolParametersFromGoTypes(t *testing.T) {
 			"bill":{"type":"OBJECT","required":["street"],"description":"Billing address if different","properties":{
 				"street":{"type":"STRING","description":"Street and number"},
 				"city":{"type":"STRING"}}},
-			"items":{"type":"ARRAY","items":{"type":"OBJECT","required":["sku","quantity"],"properties":{
+			"items":{"type":"ARRAY","minItems":1,"items":{"type":"OBJECT","required":["sku","quantity"],"properties":{
 				"sku":{"type":"STRING"},
 				"quantity":{"type":"INTEGER","minimum":1,"maximum":99},
 				"tags":{"type":"ARRAY","items":{"type":"STRING"}}}}},
