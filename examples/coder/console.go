@@ -195,7 +195,7 @@ func (c *console) keep(line string) {
 	c.mu.Lock()
 	c.kept = append(c.kept, line)
 	c.mu.Unlock()
-	fmt.Fprintf(c.out, "  (typed before a question: kept for the next prompt: %s)\n", visible(line))
+	fmt.Fprintf(c.out, "  (kept for the next prompt, not taken as an answer: %s)\n", visible(line))
 }
 
 // show puts prompt on screen for kind and returns its number: lines
@@ -433,6 +433,8 @@ func (c *console) lines() {
 			c.keep(line)
 			continue
 		}
+		// Until the program shows its next prompt, none is on screen.
+		c.term.SetPrompt("")
 		c.push(typed{text: line, seq: n})
 	}
 }

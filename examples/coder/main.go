@@ -452,6 +452,8 @@ func (c *cli) turn(ctx context.Context, input string) error {
 		end      agentrt.Done
 		runErr   error
 	)
+	lineMode := c.con != nil && c.con.term != nil && c.env.stdoutTerm
+	var pend string // on the terminal, the line of the reply being written
 	show := func(s string) string {
 		if c.rawStdout {
 			return s
@@ -466,24 +468,49 @@ func (c *cli) turn(ctx context.Context, input string) error {
 		switch e := ev.(type) {
 		case agentrt.TextDelta:
 			c.clearStatus()
-			io.WriteString(c.stdout, show(e.Text))
 			partial.WriteString(e.Text)
 			streamed, last = true, e.Text
-			c.ind.set(func(in *indicator) { in.partial = !strings.HasSuffix(e.Text, "\n") })
+			if !lineMode {
+				io.WriteString(c.stdout, show(e.Text))
+				break
+			}
+			// On the terminal, complete lines are written out and the
+			// line being written is part of the indicator (the prompt),
+			// so that what is typed meanwhile follows it.
+			pend += show(e.Text)
+			if i := strings.LastIndexByte(pend, '\n'); i >= 0 {
+				io.WriteString(c.stdout, pend[:i+1])
+				pend = pend[i+1:]
+			}
+			c.ind.set(func(in *indicator) { in.partial = pend })
+			c.setBusy()
 		case agentrt.AssistantMessage:
 			if t := e.Message.Text(); !streamed && t != "" {
-				io.WriteString(c.stdout, show(t))
+				if lineMode {
+					pend += show(t)
+				} else {
+					io.WriteString(c.stdout, show(t))
+				}
 				last = t
 			}
 			if !c.rawStdout {
-				io.WriteString(c.stdout, sv.flush())
+				if lineMode {
+					pend += sv.flush()
+				} else {
+					io.WriteString(c.stdout, sv.flush())
+				}
 			}
-			if last != "" && !strings.HasSuffix(last, "\n") {
+			if lineMode {
+				if pend != "" {
+					io.WriteString(c.stdout, pend+"\n")
+				}
+				pend = ""
+			} else if last != "" && !strings.HasSuffix(last, "\n") {
 				io.WriteString(c.stdout, "\n")
 			}
 			streamed, last = false, ""
 			partial.Reset()
-			c.ind.set(func(in *indicator) { in.tokens += e.Usage.Total(); in.partial = false })
+			c.ind.set(func(in *indicator) { in.tokens += e.Usage.Total(); in.partial = "" })
 			c.setBusy()
 		case agentrt.ToolCall:
 			calls[e.ToolUse.ID] = e.ToolUse
@@ -516,11 +543,17 @@ func (c *cli) turn(ctx context.Context, input string) error {
 	close(done)
 	wg.Wait()
 	c.clearStatus()
+	c.ind.set(func(in *indicator) { in.partial = "" })
 	if !c.rawStdout {
-		io.WriteString(c.stdout, sv.flush())
+		pend += sv.flush()
 	}
-	if partial.Len() > 0 && !strings.HasSuffix(partial.String(), "\n") {
-		io.WriteString(c.stdout, "\n")
+	if lineMode && pend != "" {
+		io.WriteString(c.stdout, pend+"\n")
+	} else if !lineMode {
+		io.WriteString(c.stdout, pend)
+		if partial.Len() > 0 && !strings.HasSuffix(partial.String(), "\n") {
+			io.WriteString(c.stdout, "\n")
+		}
 	}
 	if end.Reason == agentrt.StopCancelled {
 		// A marker in the session, with what the person saw of the
@@ -559,7 +592,7 @@ type indicator struct {
 	began    time.Time
 	activity string // "thinking", "running read_file x", "asking"
 	tokens   int    // tokens of the turn's planner calls so far
-	partial  bool   // a line of the reply is still being written
+	partial  string // the line of the reply being written (made visible)
 	asking   bool   // a question is on screen
 }
 
@@ -567,7 +600,7 @@ func (in *indicator) start(now time.Time) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.running, in.began, in.activity = true, now, "thinking"
-	in.tokens, in.partial, in.asking = 0, false, false
+	in.tokens, in.partial, in.asking = 0, "", false
 }
 
 func (in *indicator) set(f func(*indicator)) {
@@ -594,8 +627,8 @@ func (c *cli) setBusy() {
 // cancel › ". While a line of the reply is being written it is short, as
 // it follows that line.
 func (in *indicator) prompt(now time.Time) string {
-	if in.partial {
-		return "\x1b[2m▍\x1b[0m"
+	if in.partial != "" {
+		return in.partial + "\x1b[2m▍\x1b[0m"
 	}
 	secs := int(now.Sub(in.began).Seconds())
 	tokens := ""
