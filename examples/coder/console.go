@@ -74,6 +74,7 @@ type console struct {
 	req      *promptReq      // the change the line goroutine is making
 	redraw   bool            // the next read reports errRedraw
 	held     []byte          // keys read and not yet given to the editor
+	ctrlD    bool            // Ctrl-D was typed on an empty line
 	hist     history         // task lines, for the up and down keys
 	restore  func()          // puts the terminal back as it was
 	paste    []string        // lines of a bracketed paste, so far
@@ -92,6 +93,12 @@ type promptReq struct {
 // editor to take the line being typed out of it (and to put a kept line
 // in), through the editor's completion callback.
 const stashKey = '\uf8ff'
+
+// ctrlDKey stands for Ctrl-D in the editor's input (see pump).
+const ctrlDKey = '\uf8fe'
+
+// errCtrlD makes the line editor return on Ctrl-D typed on an empty line.
+var errCtrlD = errors.New("ctrl-d")
 
 // errRedraw makes the line editor return, so that its prompt can change.
 var errRedraw = errors.New("redraw the prompt")
@@ -139,7 +146,6 @@ func newTerminalConsole(in io.Reader, screen io.Writer, ints chan<- os.Signal, w
 		}
 		c.restore = func() { term.Restore(int(f.Fd()), old) }
 	}
-	c.hist.c = c
 	c.term = term.NewTerminal(struct {
 		io.Reader
 		io.Writer
@@ -291,6 +297,9 @@ func (c *console) pump(r io.Reader) {
 			}
 			b = bytes.ReplaceAll(b, []byte{3}, nil)
 		}
+		// Ctrl-D: the editor returns io.EOF for it without consuming it;
+		// it goes through the completion callback instead.
+		b = bytes.ReplaceAll(b, []byte{4}, []byte(string(ctrlDKey)))
 		if len(b) > 0 {
 			select {
 			case c.keys <- bytes.Clone(b):
@@ -313,6 +322,10 @@ func (k *keyReader) Read(p []byte) (int, error) {
 	if c.redraw {
 		c.redraw = false
 		return 0, errRedraw
+	}
+	if c.ctrlD {
+		c.ctrlD = false
+		return 0, errCtrlD
 	}
 	if len(c.held) > 0 {
 		n := copy(p, c.held)
@@ -356,6 +369,10 @@ func (c *console) give(p, b []byte, ok bool) (int, error) {
 // it takes the line being typed out of the editor when a question is
 // shown, and puts a kept line in when the task prompt is shown.
 func (c *console) complete(line string, pos int, key rune) (string, int, bool) {
+	if key == ctrlDKey {
+		c.ctrlD = line == ""
+		return line, pos, true
+	}
 	if key != stashKey || c.req == nil {
 		return "", 0, false
 	}
@@ -410,7 +427,7 @@ func (c *console) lines() {
 		case errors.Is(err, errInputEnded):
 			c.end()
 			return
-		case err == io.EOF: // Ctrl-D on an empty line
+		case errors.Is(err, errCtrlD):
 			c.mu.Lock()
 			kind, n := c.cur, c.seq
 			c.mu.Unlock()
@@ -422,13 +439,17 @@ func (c *console) lines() {
 			c.end()
 			return
 		}
-		if len(c.paste) > 0 {
+		pasted := len(c.paste) > 0
+		if pasted {
 			line = strings.Join(append(c.paste, line), "\n")
 			c.paste = nil
 		}
 		c.mu.Lock()
 		kind, n := c.cur, c.seq
 		c.mu.Unlock()
+		if kind != promptQuestion && !pasted {
+			c.hist.add(line)
+		}
 		if kind == promptBusy {
 			c.keep(line)
 			continue
@@ -440,19 +461,20 @@ func (c *console) lines() {
 }
 
 // history keeps the tasks entered, for the editor's up and down keys;
-// answers to questions are left out.
+// answers to questions and pasted blocks are left out. Only the line
+// goroutine uses it.
 type history struct {
-	c     *console
 	lines []string // oldest first
 }
 
 const maxHistory = 500
 
-func (h *history) Add(s string) {
-	h.c.mu.Lock()
-	kind := h.c.cur
-	h.c.mu.Unlock()
-	if kind == promptQuestion || strings.TrimSpace(s) == "" {
+// Add is called by the editor for every line; the console adds lines
+// itself (add), once it knows what they were.
+func (h *history) Add(string) {}
+
+func (h *history) add(s string) {
+	if strings.TrimSpace(s) == "" {
 		return
 	}
 	if n := len(h.lines); n > 0 && h.lines[n-1] == s {

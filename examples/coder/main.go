@@ -857,7 +857,7 @@ func (c *cli) list(ctx context.Context) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tTITLE")
 	for _, in := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format("2006-01-02 15:04"), in.Messages, in.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format("2006-01-02 15:04"), in.Messages, visible(strings.Join(strings.Fields(in.Title), " ")))
 	}
 	return tw.Flush()
 }
@@ -873,12 +873,12 @@ func describeCall(b agentrt.Block) string {
 		Pattern string `json:"pattern"`
 	}
 	_ = json.Unmarshal(b.Input, &in)
-	s := b.Name
+	s := visible(b.Name)
 	if in.Pattern != "" {
 		s += fmt.Sprintf(" %q", in.Pattern)
 	}
 	if in.Path != "" {
-		s += " " + in.Path
+		s += " " + visible(in.Path)
 	}
 	return s
 }

@@ -192,7 +192,7 @@ func TestTerminal(t *testing.T) {
 		assert.Contains(t, pane, line)
 	}
 	x.typeLine("one", "y")
-	pane = x.waitFor("one", "Done: ", 1)
+	x.waitFor("one", "Done: ", 1)
 	x.waitFor("one", "> ", 2)
 	pane = x.pane("one")
 	assert.Contains(t, pane, `Done: \x1b[31mred\x1b[0m and \u202etxt.exe\u202c.`, "the streamed reply is shown with its escapes")
@@ -221,7 +221,7 @@ func TestTerminal(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(filepath.Dir(p.root), "escape.txt"))
 
 	// The kept "y" waits at the next prompt, for Enter or Ctrl-U.
-	pane = x.waitFor("one", "> y", 1)
+	x.waitFor("one", "> y", 1)
 	x.run("send-keys", "-t", "coder:one", "C-u")
 	x.typeLine("one", "/help")
 	x.waitFor("one", "Commands:", 1)
