@@ -701,6 +701,10 @@ func (c *cli) ask(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.
 		case "a", "always":
 			return agentrt.AnswerAlways, nil
 		}
+		if c.con.term != nil {
+			// Not an answer: perhaps the next task, typed a little late.
+			c.con.keep(line)
+		}
 		fmt.Fprintln(w, "Please answer y, n or a.")
 	}
 }
