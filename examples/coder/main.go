@@ -10,8 +10,14 @@
 //
 // It runs offline by default, with a scripted demo planner that calls no
 // model. With OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or
-// OLLAMA_HOST set (or -provider), it asks a real model instead. See
-// README.md for the flags and the safety model.
+// OLLAMA_HOST set (or -provider), it asks a real model instead.
+//
+// On a terminal it has a line editor (history, multi-line input), a
+// thinking indicator, and two rules that keep the person in control:
+// nothing from the model or a file is interpreted by the terminal (control
+// characters show as escapes, see visible), and a question is answered
+// only by a line typed after it appeared (see console). See README.md for
+// the flags and the safety model.
 package main
 
 import (
