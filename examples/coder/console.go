@@ -79,6 +79,7 @@ type console struct {
 	restore  func()          // puts the terminal back as it was
 	paste    []string        // lines of a bracketed paste, so far
 	stop     chan struct{}   // closed by close
+	width    func() int      // the screen's width now
 	stopOnce sync.Once
 }
 
@@ -128,8 +129,9 @@ func newPlainConsole(r io.Reader, out io.Writer) *console {
 
 // newTerminalConsole runs a line editor on in (the keyboard) and screen.
 // If in is a terminal it is put in raw mode until close. Ctrl-C typed on it
-// is sent to ints. width is the screen's width (0: 80).
-func newTerminalConsole(in io.Reader, screen io.Writer, ints chan<- os.Signal, width int) (*console, error) {
+// is sent to ints. width returns the screen's width, read again at each
+// task prompt and question (nil or 0: 80 columns).
+func newTerminalConsole(in io.Reader, screen io.Writer, ints chan<- os.Signal, width func() int) (*console, error) {
 	c := &console{
 		ints:     ints,
 		changed:  make(chan struct{}),
@@ -138,6 +140,7 @@ func newTerminalConsole(in io.Reader, screen io.Writer, ints chan<- os.Signal, w
 		lineDone: make(chan struct{}),
 		stop:     make(chan struct{}),
 		restore:  func() {},
+		width:    width,
 	}
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		old, err := term.MakeRaw(int(f.Fd()))
@@ -152,9 +155,7 @@ func newTerminalConsole(in io.Reader, screen io.Writer, ints chan<- os.Signal, w
 	}{(*keyReader)(c), screen}, "")
 	c.term.History = &c.hist
 	c.term.AutoCompleteCallback = c.complete
-	if width > 0 {
-		c.term.SetSize(width, 24)
-	}
+	c.resize()
 	c.term.SetBracketedPasteMode(true)
 	c.out = c.term
 	c.seq = 1
@@ -416,6 +417,9 @@ func (c *console) lines() {
 			c.cur = req.kind
 			n := c.seq
 			c.mu.Unlock()
+			if req.kind != promptBusy {
+				c.resize()
+			}
 			c.term.SetPrompt(req.prompt)
 			c.term.Write(nil) // redraws the prompt and the line, if shown
 			req.done <- n
@@ -457,6 +461,16 @@ func (c *console) lines() {
 		// Until the program shows its next prompt, none is on screen.
 		c.term.SetPrompt("")
 		c.push(typed{text: line, seq: n})
+	}
+}
+
+// resize tells the editor the screen's width (the height is not used).
+func (c *console) resize() {
+	if c.width == nil {
+		return
+	}
+	if w := c.width(); w > 0 {
+		c.term.SetSize(w, 24)
 	}
 }
 

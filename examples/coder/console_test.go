@@ -22,7 +22,7 @@ func newKeyboard(t *testing.T) *keyboard {
 	t.Helper()
 	r, w := io.Pipe()
 	k := &keyboard{keys: w, screen: newWatched(), ints: make(chan os.Signal, 1)}
-	con, err := newTerminalConsole(r, k.screen, k.ints, 80)
+	con, err := newTerminalConsole(r, k.screen, k.ints, func() int { return 80 })
 	require.NoError(t, err)
 	k.con = con
 	t.Cleanup(func() {

@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		tty:        isTerminal(stderr),
 		stdinTerm:  isTerminal(stdin) && isTerminal(stderr),
 		stdoutTerm: isTerminal(stdout),
-		width:      termWidth(stderr),
+		width:      func() int { return termWidth(stderr) },
 	}, args, stdin, stdout, stderr)
 }
 
@@ -83,8 +83,8 @@ type env struct {
 	// stdinTerm: stdin and stderr are a terminal, so input goes through the
 	// line editor (the terminal is in raw mode while the program runs).
 	stdinTerm  bool
-	stdoutTerm bool // stdout is that terminal too
-	width      int  // the terminal's width, 0 if unknown
+	stdoutTerm bool       // stdout is that terminal too
+	width      func() int // the terminal's width now, 0 if unknown; nil: 80
 }
 
 // quitWindow is how soon a second Ctrl-C must follow the first to quit.

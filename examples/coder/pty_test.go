@@ -5,6 +5,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,10 @@ func newTmux(t *testing.T) *tmux {
 
 func (x *tmux) run(args ...string) string {
 	x.t.Helper()
-	out, err := osexec.Command(x.bin, append([]string{"-S", x.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	cmd := osexec.Command(x.bin, append([]string{"-S", x.sock, "-f", "/dev/null"}, args...)...)
+	// A test run inside tmux starts a server of its own all the same.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMUX=") })
+	out, err := cmd.CombinedOutput()
 	require.NoError(x.t, err, "tmux %v: %s", args, out)
 	return string(out)
 }
