@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -37,4 +38,18 @@ func TestStreamVisible(t *testing.T) {
 	// An incomplete character at the very end is shown as bytes.
 	assert.Equal(t, "x", v.next("x\xe2\x80"))
 	assert.Equal(t, `\xe2\x80`, v.flush())
+}
+
+// TestIndicatorPrompt: the prompt shown while a turn runs.
+func TestIndicatorPrompt(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var in indicator
+	in.start(t0)
+	assert.Equal(t, "\x1b[2mthinking 0s · Ctrl-C to cancel ›\x1b[0m ", in.prompt(t0))
+	in.set(func(in *indicator) { in.tokens = 3140; in.activity = "running read_file a.go" })
+	assert.Equal(t, "\x1b[2mrunning read_file a.go 12s · 3.1k tokens · Ctrl-C to cancel ›\x1b[0m ", in.prompt(t0.Add(12500*time.Millisecond)))
+	in.set(func(in *indicator) { in.partial = "The answer is" })
+	assert.Equal(t, "The answer is\x1b[2m▍\x1b[0m", in.prompt(t0), "while a line of the reply is written, it is the prompt")
+	assert.Equal(t, "850 tokens", formatTokens(850))
 }
