@@ -75,6 +75,7 @@ type console struct {
 	redraw   bool            // the next read reports errRedraw
 	held     []byte          // keys read and not yet given to the editor
 	ctrlD    bool            // Ctrl-D was typed on an empty line
+	stashed  string          // the half-typed line just kept, to say so
 	hist     history         // task lines, for the up and down keys
 	restore  func()          // puts the terminal back as it was
 	paste    []string        // lines of a bracketed paste, so far
@@ -202,7 +203,12 @@ func (c *console) keep(line string) {
 	c.mu.Lock()
 	c.kept = append(c.kept, line)
 	c.mu.Unlock()
-	fmt.Fprintf(c.out, "  (kept for the next prompt, not taken as an answer: %s)\n", visible(line))
+	io.WriteString(c.out, keptNote(line))
+}
+
+// keptNote tells the person that a line was kept for the next prompt.
+func keptNote(line string) string {
+	return fmt.Sprintf("  (kept for the next prompt, not taken as an answer: %s)\n", visible(line))
 }
 
 // show puts prompt on screen for kind and returns its number: lines
@@ -382,6 +388,7 @@ func (c *console) complete(line string, pos int, key rune) (string, int, bool) {
 		c.mu.Lock()
 		if strings.TrimSpace(line) != "" {
 			c.kept = append(c.kept, line)
+			c.stashed = line
 		}
 		c.mu.Unlock()
 		return "", 0, true
@@ -419,6 +426,10 @@ func (c *console) lines() {
 			c.mu.Unlock()
 			if req.kind != promptBusy {
 				c.resize()
+			}
+			if c.stashed != "" {
+				fmt.Fprint(c.term, keptNote(c.stashed))
+				c.stashed = ""
 			}
 			c.term.SetPrompt(req.prompt)
 			c.term.Write(nil) // redraws the prompt and the line, if shown

@@ -53,6 +53,7 @@ func TestConsoleTypeAhead(t *testing.T) {
 	k.screen.waitFor(t, "half typed", 1)
 
 	seq := k.con.show("Apply? ", promptQuestion)
+	k.screen.waitFor(t, "not taken as an answer: half typed", 1)
 	k.typeKeys(t, "n\r")
 	got, err := k.con.read(ctx, nil, seq)
 	require.NoError(t, err)
