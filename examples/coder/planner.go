@@ -36,6 +36,13 @@ var defaultModels = map[string]string{
 // description of it for the banner. Building a provider makes
 // no network call.
 func choosePlanner(provider, model string, getenv func(string) string) (agentrt.Planner, string, error) {
+	if path := getenv(scriptEnv); path != "" {
+		sp, err := loadScript(path)
+		if err != nil {
+			return nil, "", err
+		}
+		return sp, "test script " + path + ": no model is called", nil
+	}
 	if provider == "" || provider == "auto" {
 		provider = getenv("AGENTRT_PROVIDER")
 	}

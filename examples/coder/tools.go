@@ -383,6 +383,48 @@ func countLines(s string) int {
 	return n
 }
 
+// check returns the error the write tool call req would fail with for its
+// path, if it would, without changing anything: a path outside the root
+// (through "..", an absolute path or a symbolic link, found by the same
+// os.Root calls the tool makes), the root itself, a directory, or for
+// edit_file a file without the exact text to replace. Nil means the call
+// may succeed (the files can still change before it runs: the tool
+// checks again).
+func (w *workspace) check(req *agentrt.PermissionRequest) error {
+	switch in := req.Input.(type) {
+	case WriteFileIn:
+		n, err := w.name(in.Path)
+		if err != nil {
+			return err
+		}
+		if n == "." {
+			return fmt.Errorf("path %q is the root directory, not a file", in.Path)
+		}
+		// The file, or its closest existing parent, must be reachable
+		// inside the root; the file must not be a directory, the
+		// parent must be one.
+		for p := n; ; p = filepath.Dir(p) {
+			fi, err := w.root.Stat(p)
+			switch {
+			case err == nil && p == n && fi.IsDir():
+				return fmt.Errorf("%q is a directory, not a file", in.Path)
+			case err == nil && p != n && !fi.IsDir():
+				return fmt.Errorf("%q: %s is not a directory", in.Path, filepath.ToSlash(p))
+			case err == nil:
+				return nil
+			case !errors.Is(err, fs.ErrNotExist):
+				return w.explain(in.Path, err)
+			case p == ".":
+				return nil
+			}
+		}
+	case EditFileIn:
+		_, _, _, _, err := w.preview(req)
+		return err
+	}
+	return nil
+}
+
 // preview returns the file's content before and after the write tool call
 // req would make, and whether the file would be created, for the
 // permission prompt. It reads through the root, so it shows nothing from
