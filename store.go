@@ -145,6 +145,7 @@ type memSession struct {
 	records []Record
 	created time.Time
 	updated time.Time
+	first   [4]Message // room for a short session's messages
 }
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -160,7 +161,8 @@ func (s *MemoryStore) session(id string, create bool) *memSession {
 	ss := s.sessions[id]
 	if ss == nil && create {
 		now := time.Now()
-		ss = &memSession{created: now, updated: now, msgs: make([]Message, 0, 4)}
+		ss = &memSession{created: now, updated: now}
+		ss.msgs = ss.first[:0]
 		s.sessions[id] = ss
 	}
 	return ss
