@@ -159,7 +159,7 @@ var _ interface {
 } = (*JSONLStore)(nil)
 
 // errLockHeld is returned by lockFile when another holder has the lock.
-var errLockHeld = errors.New("locked by another process")
+var errLockHeld = errors.New("locked by another process or another store on the same directory")
 
 // errClosed is returned after Close.
 var errClosed = fmt.Errorf("agentrt: JSONL store is closed: %w", os.ErrClosed)
@@ -752,7 +752,7 @@ func (s *JSONLStore) Lock(ctx context.Context, sessionID string) (unlock func(),
 		e.mu.Unlock()
 		s.release(e)
 		if err == errLockHeld {
-			return nil, fmt.Errorf("%w: %q is locked by another process (%s)", ErrSessionBusy, sessionID, filepath.Join(s.dir, sessionID+".lock"))
+			return nil, fmt.Errorf("%w: %q is locked by another process or another store on the same directory (%s)", ErrSessionBusy, sessionID, filepath.Join(s.dir, sessionID+".lock"))
 		}
 		return nil, fmt.Errorf("agentrt: locking session %q: %w", sessionID, err)
 	}
@@ -818,7 +818,7 @@ func (s *JSONLStore) withExclusive(id string, fn func(e *jsonlSession) error) er
 	}
 	lf, err := lockFile(s.root, id+".lock")
 	if err == errLockHeld {
-		return fmt.Errorf("%w: %q is locked by another process", ErrSessionBusy, id)
+		return fmt.Errorf("%w: %q is locked by another process or another store on the same directory", ErrSessionBusy, id)
 	}
 	if err != nil {
 		return fmt.Errorf("agentrt: locking session %q: %w", id, err)
