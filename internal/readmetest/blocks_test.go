@@ -75,9 +75,12 @@ func permissions(ag *agentrt.Agent) {
 	ag.Permission = agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)) // y / n / always
 	ag.Permission = agentrt.AllowAll()                                             // trusted setups only
 	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
-		in := req.Input.(WriteIn) // the decoded, validated input
-		if strings.HasPrefix(in.Path, "/etc") {
-			return agentrt.Deny("writing under /etc is not allowed"), nil
+		if req.Tool.ReadOnly {
+			return agentrt.Allow(), nil
+		}
+		in, ok := req.Input.(WriteIn) // the decoded, validated input of write_file
+		if !ok || strings.HasPrefix(in.Path, "/etc") {
+			return agentrt.Deny("only write_file outside /etc is allowed"), nil
 		}
 		return agentrt.Allow(), nil
 	})
