@@ -43,8 +43,8 @@ func TestMalformedPlannerMessages(t *testing.T) {
 		text    string
 	}{
 		{"dup", false, `"Beijing"`},
-		{"agentrt_t1_1", true, `invalid tool_use: duplicate id "dup"`},
-		{"agentrt_t1_2", true, "invalid tool_use: empty id"},
+		{"agentrt_t1_2", true, `invalid tool_use: duplicate id "dup"`},
+		{"agentrt_t1_3", true, "invalid tool_use: empty id"},
 		{"bad_json", true, `tool "calculator": input is not valid JSON: {"op":`},
 		{"unknown", true, `unknown tool "sub"; the available tools are: "calculator", "save_note", "slow", "weather"`},
 		{"invalid", true, `tool "calculator": `},
@@ -79,16 +79,16 @@ func TestToolFailuresBecomeResults(t *testing.T) {
 			agenttest.ToolUse("hangs", `{}`), agenttest.ToolUse("big", `{}`)),
 		agenttest.Reply("ok"),
 	)
-	ag := &agentrt.Agent{Tools: tools, Planner: script, MaxToolOutput: 11}
+	ag := &agentrt.Agent{Tools: tools, Planner: script, MaxToolOutput: 40}
 	env := newEnv(t, ag, Options{})
 	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "go"})
 	res := runResult(t, env)
 	results := toolResults(res.Messages)
 	require.Len(t, results, 4)
-	assert.Equal(t, agentrt.NewToolResult("call_1", "disk full", true), results[0])
+	assert.Equal(t, agentrt.NewToolResult("call_1", `tool "fails": disk full`, true), results[0])
 	assert.Equal(t, agentrt.NewToolResult("call_2", `tool "panics" panicked: boom`, true), results[1])
 	assert.Equal(t, agentrt.NewToolResult("call_3", `tool "hangs" timed out after 50ms`, true), results[2])
-	assert.Equal(t, "ééééé\n[agentrt: output truncated: showing the first 10 of 200 bytes]", results[3].Content)
+	assert.Equal(t, strings.Repeat("é", 20)+"\n[agentrt: output truncated: showing the first 40 of 200 bytes]", results[3].Content)
 
 	evs := agenttest.Filter[agentrt.ToolResult](queryEvents(t, env))
 	require.Len(t, evs, 4)
@@ -161,6 +161,7 @@ func TestLimits(t *testing.T) {
 		steps  []agenttest.Step
 		reason agentrt.StopReason
 		text   string
+		detail string
 		turns  int
 	}{
 		{
@@ -168,18 +169,19 @@ func TestLimits(t *testing.T) {
 			agent:  func(ag *agentrt.Agent) { ag.MaxTurns = 2 },
 			steps:  []agenttest.Step{loop(), loop(), agenttest.Reply("best effort")},
 			reason: agentrt.StopMaxTurns, text: "best effort", turns: 3,
+			detail: "The run stopped: it made 2 turns without a final answer (max_turns).",
 		},
 		{
 			name:   "max turns without final answer",
 			agent:  func(ag *agentrt.Agent) { ag.MaxTurns = 1; ag.NoFinalAnswer = true },
 			steps:  []agenttest.Step{loop()},
-			reason: agentrt.StopMaxTurns, text: "The run stopped after 1 turns without a final answer (max_turns).", turns: 1,
+			reason: agentrt.StopMaxTurns, detail: "The run stopped: it made 1 turns without a final answer (max_turns).", turns: 1,
 		},
 		{
 			name:   "token budget",
 			agent:  func(ag *agentrt.Agent) { ag.Budget.MaxTokens = 100 },
 			steps:  []agenttest.Step{loop().WithUsage(agentrt.Usage{InputTokens: 90, OutputTokens: 20}), agenttest.CallTool("weather", `{"city":"Shanghai"}`)},
-			reason: agentrt.StopBudgetExceeded, text: "The run stopped: it reached its token budget (110 of 100 tokens used) (budget_exceeded).", turns: 2,
+			reason: agentrt.StopBudgetExceeded, text: "", detail: "The run stopped: it reached its token budget (110 of 100 tokens used) (budget_exceeded).", turns: 2,
 		},
 	}
 	for _, tt := range tests {
@@ -194,6 +196,7 @@ func TestLimits(t *testing.T) {
 			res := runResult(t, env)
 			assert.Equal(t, tt.reason, res.Reason)
 			assert.Equal(t, tt.text, res.FinalText)
+			assert.Equal(t, tt.detail, res.Detail)
 			assert.Equal(t, tt.turns, res.Turns)
 			script.AssertDone(t)
 		})

@@ -105,7 +105,7 @@ func e2eScript() *agenttest.Planner {
 
 // e2eOptions are the worker options of the e2e agent; the replay test uses
 // them too.
-var e2eOptions = Options{HeartbeatTimeout: 2 * time.Second}
+var e2eOptions = Options{Policy: PolicyAsk, HeartbeatTimeout: 2 * time.Second}
 
 func startWorker(t *testing.T, c client.Client, tq string, ag *agentrt.Agent) worker.Worker {
 	t.Helper()
