@@ -127,7 +127,7 @@ type EventRecord struct {
 	Reason string `json:"reason,omitempty"`
 	Source string `json:"source,omitempty"`
 	// Error is the failure behind an is_error tool result, or a hook's.
-	Error      string        `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
 	// Stage and Index name the hook of a hook_failed event.
 	Stage      string        `json:"stage,omitempty"`
 	Index      int           `json:"index,omitempty"`
