@@ -245,11 +245,65 @@ func TestRegisterErrors(t *testing.T) {
 	assert.ErrorContains(t, Register(env, &agentrt.Agent{Planner: p, Tools: []agentrt.Tool{tool, tool}}, Options{}), `two tools are named "weather"`)
 }
 
+func TestRegisterRefuses(t *testing.T) {
+	t.Parallel()
+	p := agenttest.Script()
+	tests := []struct {
+		name  string
+		agent *agentrt.Agent
+		want  string
+	}{
+		{"store", &agentrt.Agent{Planner: p, Store: agentrt.NewMemoryStore()}, "Agent.Store"},
+		{"run start hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{}, {OnRunStart: func(ctx context.Context, _ *agentrt.RunInfo) context.Context { return ctx }}}}, "Agent.Hooks[1].OnRunStart"},
+		{"run end hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnRunEnd: func(context.Context, *agentrt.RunInfo, agentrt.Done, error) {}}}}, "Agent.Hooks[0].OnRunEnd"},
+		{"turn start hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnTurnStart: func(ctx context.Context, _ *agentrt.RunInfo, _ int) context.Context { return ctx }}}}, "Agent.Hooks[0].OnTurnStart"},
+		{"turn end hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnTurnEnd: func(context.Context, *agentrt.RunInfo, int) {}}}}, "Agent.Hooks[0].OnTurnEnd"},
+		{"panicking Spec", &agentrt.Agent{Planner: p, Tools: []agentrt.Tool{panicSpec{}}}, "Spec panicked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			assert.ErrorContains(t, Register(env, tt.agent, Options{}), tt.want)
+		})
+	}
+}
+
+type panicSpec struct{ agentrt.Tool }
+
+func (panicSpec) Spec() agentrt.ToolSpec { panic("spec") }
+
+func TestTimeBudget(t *testing.T) {
+	t.Parallel()
+	f := newFixture()
+	script := agenttest.Script(
+		agenttest.CallTool("weather", `{"city":"Beijing"}`),
+		agenttest.CallTool("save_note", `{"text":"x"}`), // waits for an approval
+		agenttest.Reply("unreachable"),
+	)
+	ag := newAgent(f, script)
+	ag.Budget.MaxDuration = time.Hour
+	env := newEnv(t, ag, Options{Policy: PolicyAsk})
+	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "go"})
+	res := runResult(t, env)
+	assert.Equal(t, agentrt.StopBudgetExceeded, res.Reason)
+	assert.Equal(t, agentrt.LayerLimit, res.Layer)
+	assert.Equal(t, "The run stopped: it reached its time budget of 1h0m0s (budget_exceeded).", res.Detail)
+	results := toolResults(res.Messages)
+	require.Len(t, results, 2)
+	assert.False(t, results[0].IsError)
+	assert.Equal(t, `cancelled: the run was stopped before tool "save_note" ran`, results[1].Content)
+	assert.Empty(t, f.savedNotes())
+	assert.Equal(t, 1, script.Remaining())
+}
+
 func TestNames(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "agentrt.agent", WorkflowName(""))
 	assert.Equal(t, "agentrt.coder", WorkflowName("coder"))
 	assert.Equal(t, "agentrt.coder.plan", planActivityName("coder"))
+	assert.Equal(t, "agentrt.coder.decide", decideActivityName("coder"))
 	assert.Equal(t, "agentrt.coder.tool", toolActivityName("coder"))
 	assert.Equal(t, "p-s1", StartOptions{WorkflowIDPrefix: "p-"}.WorkflowID("s1"))
 	assert.Equal(t, "ask", PolicyAsk.String())

@@ -288,6 +288,37 @@ func TestWorkerCrashBetweenActivities(t *testing.T) {
 	assert.True(t, last[len(last)-1].IsError, "the model saw the interrupted result")
 }
 
+// Worker deaths during planner calls do not use up Agent.Retry: the
+// planner activity is retried on timeouts by its own policy.
+func TestPlannerWorkerDeaths(t *testing.T) {
+	t.Parallel()
+	f := newFixture()
+	script := agenttest.Script(agenttest.Reply("hello"))
+	ag := newAgent(f, script)
+	ag.Retry = agentrt.RetryPolicy{MaxAttempts: 1}
+	env := newEnv(t, ag, Options{})
+	acts := &activities{d: mustDefinition(t, ag, Options{})}
+	var mu sync.Mutex
+	calls := 0
+	env.OnActivity(planActivityName(""), mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in PlanInput) (*PlanOutput, error) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n <= 3 {
+				return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker killed"))
+			}
+			assert.Equal(t, 1, in.Attempt, "a worker death is not a planner attempt")
+			return acts.plan(ctx, in)
+		})
+	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "hi"})
+	res := runResult(t, env)
+	assert.Equal(t, "hello", res.FinalText)
+	assert.Equal(t, 4, calls)
+	script.AssertDone(t)
+}
+
 func TestIdempotentWriteToolIsRetried(t *testing.T) {
 	t.Parallel()
 	f := newFixture()
