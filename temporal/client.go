@@ -132,10 +132,9 @@ func Approve(ctx context.Context, c client.Client, workflowID string, a Approval
 // Run starts the session's workflow ([Start]) and streams its events by
 // polling the [QueryEvents] query every PollInterval. Queries are answered
 // by workers: while no worker runs the workflow (all were stopped) the
-// stream pauses and resumes when one is back. HookFailed events are
-// produced (from the activities); TextDelta and PlannerRetry
+// stream pauses and resumes when one is back. TextDelta and PlannerRetry
 // events are not produced: the planner's text arrives whole in
-// AssistantMessage, and retries are Temporal's.
+// AssistantMessage, and retries show in the workflow history.
 //
 // The fields must be set before the first Run and not changed after; a
 // Runtime is then safe for concurrent use.
