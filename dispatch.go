@@ -307,7 +307,7 @@ func (r *run) execute(c *call) {
 	if c.inv != nil {
 		c.inv.Start = start
 	}
-	out, err, perr := callTool(ctx, c)
+	out, perr, err := callTool(ctx, c)
 	c.dur = time.Since(start)
 	c.ran = true
 	switch {
@@ -336,14 +336,14 @@ func (r *run) execute(c *call) {
 }
 
 // callTool calls the tool's Execute, recovering a panic.
-func callTool(ctx context.Context, c *call) (out string, err error, perr *PanicError) {
+func callTool(ctx context.Context, c *call) (out string, perr *PanicError, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			perr = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
 	out, err = c.entry.tool.Execute(ctx, c.input)
-	return out, err, nil
+	return out, nil, err
 }
 
 // afterToolHooks lets the AfterTool hooks see and change c's result.

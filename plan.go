@@ -22,7 +22,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 		req := r.l.request()
 		req.Messages = view
 		req.OnText = r.onText
-		resp, planErr, fatal, layer := r.planAttempt(req)
+		resp, layer, planErr, fatal := r.planAttempt(req)
 		if fatal != nil {
 			return nil, r.stop(StopError, layer, "", fatal)
 		}
@@ -73,14 +73,14 @@ func planRetry(p RetryPolicy, attempt int, compacted bool, err error) (compact, 
 // the planner and the AfterPlan hooks. It returns the response, or the
 // planner's error (which may be retried), or an error that ends the run
 // (fatal: a BeforePlan hook refused, the planner panicked) with its layer.
-func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, planErr, fatal error, layer Layer) {
+func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, planErr, fatal error) {
 	r.pl = planJob{req: req}
 	perr := r.do(jobPlan)
 	resp, planErr, hookErr, stage := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage
 	r.pl = planJob{}
 	switch {
 	case perr != nil && stage == "Plan":
-		return nil, nil, fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, perr), LayerPlanner
+		return nil, LayerPlanner, nil, fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, perr)
 	case perr != nil && stage == "AfterPlan":
 		// The response stands; the hook's failure is reported.
 		r.emit(HookFailed{Turn: req.Turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
@@ -88,9 +88,9 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, planErr, fata
 		hookErr = &HookError{Stage: stage, Index: -1, Err: perr}
 	}
 	if hookErr != nil {
-		return nil, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr), LayerHook
+		return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr)
 	}
-	return resp, planErr, nil, ""
+	return resp, "", planErr, nil
 }
 
 // planJob is a planner call made by the worker.

@@ -81,7 +81,8 @@ type Options struct {
 	// period while the tool or planner runs. Cancellation reaches a running
 	// tool's context through these heartbeats. 0 means 30s.
 	HeartbeatTimeout time.Duration
-	// PlannerTimeout is the start-to-close timeout of one planner call;
+	// PlannerTimeout is the start-to-close timeout of one planner call,
+	// and of one decide activity (Decode and the permission checker);
 	// 0 means 5 minutes. The workflow retries a failed planner call as
 	// Agent.Retry says (transient errors, [agentrt.ProviderError.Retryable]),
 	// with a durable timer between attempts.
