@@ -14,7 +14,8 @@ import (
 // It is the loop [Agent.Run] drives, with the same decisions: unique
 // tool_use ids, what cannot run, the output cap, the loop guard, the
 // budget, max turns and the final answer, the typed-output check and the
-// repair of a resumed session.
+// repair of a resumed session. (Typed output, [RunTyped], is in-process
+// only.)
 //
 // It has two sides. The loop side (Begin, Request, Accept, Batch, Runs,
 // Settle, Next, Stop) is deterministic: no clock, no goroutine, no I/O and
@@ -27,8 +28,9 @@ import (
 // A run goes: Begin; then per turn Request, Plan (on the step side),
 // Accept, and for each group of calls (Batch) Decide and Execute the calls
 // that Runs, Settle each in order; then Next, until it returns Done. Stop
-// ends a run early (cancellation, a failed planner call). Store what Begin,
-// Accept, Settle, Next and Stop return, in that order: it is the session.
+// ends a run early (cancellation, a failed planner call). Store the
+// messages Begin, Accept, Settle and Stop return, in that order: they are
+// the session.
 //
 // A Durable is not safe for concurrent use; its step side may be used by
 // several goroutines, one step each.
@@ -133,22 +135,16 @@ func (d *Durable) Settle(i int, out ToolOutcome, ran bool) ToolResult {
 	return ToolResult{Turn: d.l.turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur, FullOutput: c.full}
 }
 
-// Next decides what follows the turn once its calls are settled. With a
-// nil done the run goes on with the next Request, after storing user when
-// it is non-nil (a typed answer that did not match, sent back). Otherwise
-// the run is over: done is its Done event and err its error, if any.
-func (d *Durable) Next() (user *Message, done *Done, err error) {
+// Next decides what follows the turn once its calls are settled: with a
+// nil done the run goes on with the next Request; otherwise the run is
+// over, done is its Done event and err its error, if any.
+func (d *Durable) Next() (done *Done, err error) {
 	o := d.l.next(d.last)
-	switch {
-	case o.retry != "":
-		m := NewUserMessage(o.retry)
-		d.l.add(m)
-		return &m, nil, nil
-	case !o.stop:
-		return nil, nil, nil
+	if !o.stop {
+		return nil, nil
 	}
 	dn := d.l.done(o)
-	return nil, &dn, o.err
+	return &dn, o.err
 }
 
 // Stop ends the run early, for reason and from layer, with err (nil for a

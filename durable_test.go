@@ -68,11 +68,7 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 			}
 			i = j
 		}
-		user, done, err := lp.Next()
-		if user != nil {
-			session = append(session, *user)
-		}
-		if done != nil {
+		if done, err := lp.Next(); done != nil {
 			return session, *done, err
 		}
 	}
@@ -123,11 +119,7 @@ func ExampleDurable() {
 			}
 			session = append(session, lp.Settle(i, res, ran).Message)
 		}
-		user, done, _ := lp.Next()
-		if user != nil {
-			session = append(session, *user)
-		}
-		if done != nil {
+		if done, _ := lp.Next(); done != nil {
 			fmt.Println(done.Reason, done.Turns)
 			break
 		}

@@ -212,6 +212,8 @@ func (a *activities) decide(ctx context.Context, in DecideInput) (*DecideOutput,
 	}
 	var evs events
 	ask := false
+	stop := heartbeat(ctx)
+	defer stop()
 	input, denied := step.Decide(ctx, in.Turn, in.ToolUse, func(ev agentrt.Event) {
 		if pd, ok := ev.(agentrt.PermissionDecision); ok && pd.Decision.Source == askSource {
 			ask = true // the workflow reports the person's decision

@@ -335,11 +335,7 @@ func (w *wfRun) loop(ctx workflow.Context) (agentrt.Done, error) {
 				return w.cancelled(ctx)
 			}
 		}
-		user, done, err := w.lp.Next()
-		if user != nil {
-			w.add(*user)
-		}
-		if done != nil {
+		if done, err := w.lp.Next(); done != nil {
 			return *done, err
 		}
 	}
