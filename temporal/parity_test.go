@@ -19,6 +19,8 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 )
 
 // The same Agent definition runs in-process (Agent.Run on a MemoryStore)
@@ -557,5 +559,78 @@ func randomAgent(seed uint64) func() *agentrt.Agent {
 			ag.Hooks = faultyHooks()
 		}
 		return ag
+	}
+}
+
+// TestPropertiesCancelled runs the random definitions of TestProperties
+// on Temporal, cancelling the workflow from inside a random planner call
+// or tool call: whenever the cancellation lands, the session keeps the
+// invariants, a cancelled run ends with a Done that says so, and every
+// tool_use has its result.
+func TestPropertiesCancelled(t *testing.T) {
+	t.Parallel()
+	runs := 20
+	if s := os.Getenv("AGENTRT_PROPERTY_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		runs = max(1, n/2)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("AGENTRT_PROPERTY_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err)
+		seed = n
+	}
+	t.Logf("seed %d, %d runs", seed, runs)
+	for i := range runs {
+		s := seed + uint64(i)
+		ok := t.Run(strconv.FormatUint(s, 10), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(s, 7))
+			at := int32(1 + rng.IntN(4))
+			inTool := rng.IntN(2) == 0
+			ag := randomAgent(s)()
+			var env atomic.Pointer[testsuite.TestWorkflowEnvironment]
+			var calls atomic.Int32
+			cancelled := make(chan struct{})
+			var once sync.Once
+			maybeCancel := func() {
+				if calls.Add(1) == at {
+					once.Do(func() {
+						go func() {
+							defer close(cancelled)
+							env.Load().CancelWorkflow()
+						}()
+					})
+				}
+			}
+			if inTool {
+				ag.Hooks = append(ag.Hooks, agentrt.Hooks{AfterTool: func(context.Context, *agentrt.ToolInvocation, *agentrt.ToolOutcome) { maybeCancel() }})
+			} else {
+				p := ag.Planner
+				ag.Planner = agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+					maybeCancel()
+					return p.Plan(ctx, req)
+				})
+			}
+			e := newEnv(t, ag, Options{HeartbeatTimeout: time.Second})
+			env.Store(e)
+			e.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s", Input: "go"})
+			require.True(t, e.IsWorkflowCompleted())
+			once.Do(func() { close(cancelled) }) // never cancelled
+			<-cancelled
+			st := queryState(t, e)
+			require.NoError(t, agenttest.CheckInvariants(st.Messages))
+			require.NotNil(t, st.Done)
+			if err := e.GetWorkflowError(); err != nil && temporal.IsCanceledError(err) {
+				require.Equal(t, agentrt.StopCancelled, st.Done.Reason)
+				require.Equal(t, agentrt.LayerCancellation, st.Done.Layer)
+				t.Log("cancelled")
+			} else {
+				require.NotEqual(t, agentrt.StopCancelled, st.Done.Reason)
+			}
+		})
+		if !ok {
+			t.Fatalf("run %d failed: reproduce with AGENTRT_PROPERTY_SEED=%d AGENTRT_PROPERTY_RUNS=2", i, s)
+		}
 	}
 }
