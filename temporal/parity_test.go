@@ -56,7 +56,11 @@ type recorder struct {
 
 func (r *recorder) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	r.mu.Lock()
-	r.reqs = append(r.reqs, fmt.Sprintf("turn %d: %d messages, %d tools, system %q", req.Turn, len(req.Messages), len(req.Tools), req.System))
+	first := ""
+	if len(req.Messages) > 0 {
+		first = req.Messages[0].Content
+	}
+	r.reqs = append(r.reqs, fmt.Sprintf("turn %d: %d messages, %d tools, system %q, first %q", req.Turn, len(req.Messages), len(req.Tools), req.System, first))
 	r.mu.Unlock()
 	return r.p.Plan(ctx, req)
 }
@@ -311,6 +315,14 @@ func TestParity(t *testing.T) {
 		}},
 		{name: "a window compressor", steps: append(loop(4), agenttest.Reply("done")), agent: func(ag *agentrt.Agent) {
 			ag.Compressor = agentrt.Window{MaxMessages: 3}
+			ag.LoopGuard.Disabled = true
+		}},
+		{name: "a summarizer's compaction travels between turns", steps: append(loop(5), agenttest.Reply("done")), agent: func(ag *agentrt.Agent) {
+			var summaries []agenttest.Step
+			for i := range 6 {
+				summaries = append(summaries, agenttest.Reply("summary "+strconv.Itoa(i)))
+			}
+			ag.Compressor = &agentrt.Summarizer{Provider: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
 			ag.LoopGuard.Disabled = true
 		}},
 		{name: "adversarial ids and inputs", steps: []agenttest.Step{
