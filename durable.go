@@ -13,9 +13,8 @@ import (
 // a durable runtime on a workflow engine (the temporal package is one).
 // It is the loop [Agent.Run] drives, with the same decisions: unique
 // tool_use ids, what cannot run, the output cap, the loop guard, the
-// budget, max turns and the final answer, the typed-output check and the
-// repair of a resumed session. (Typed output, [RunTyped], is in-process
-// only.)
+// budget, max turns and the final answer, and the repair of a resumed
+// session. (Typed output, [RunTyped], is in-process only.)
 //
 // It has two sides. The loop side (Begin, Request, Accept, Batch, Runs,
 // Settle, Next, Stop) is deterministic: no clock, no goroutine, no I/O and
@@ -32,8 +31,9 @@ import (
 // messages Begin, Accept, Settle and Stop return, in that order: they are
 // the session.
 //
-// A Durable is not safe for concurrent use; its step side may be used by
-// several goroutines, one step each.
+// The loop side is not safe for concurrent use. The step side is: each
+// step keeps its own state, so several may run at once (the tools of a
+// parallel group).
 type Durable struct {
 	a          *Agent
 	p          *prepared // the Agent's, without its Store: the runtime stores
