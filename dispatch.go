@@ -3,7 +3,6 @@ package agentrt
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -83,12 +82,12 @@ func (r *run) contained(c *call, perr *PanicError) {
 	name := c.use.Name
 	switch c.stage {
 	case stageDecode:
-		r.decided(c, fmt.Sprintf("tool %q: the input could not be decoded: the decoder panicked: %v", name, perr.Value), perr)
+		c.decide(fmt.Sprintf("tool %q: the input could not be decoded: the decoder panicked: %v", name, perr.Value), perr)
 	case stageCheck:
-		r.decided(c, fmt.Sprintf("permission denied: the permission check of tool %q panicked", name), perr)
+		c.decide(fmt.Sprintf("permission denied: the permission check of tool %q panicked", name), perr)
 		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: name, Decision: Decision{Reason: "the permission checker panicked", Source: "error"}})
 	case stageBeforeTool:
-		r.decided(c, fmt.Sprintf("blocked: a hook failed: %v", perr), perr)
+		c.decide(fmt.Sprintf("blocked: a hook failed: %v", perr), perr)
 		r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: "BeforeTool", Index: -1, Err: perr}})
 	case stageExecute:
 		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q panicked: %v", name, perr.Value), true)
@@ -117,7 +116,7 @@ func (r *run) runParallel(group []call) bool {
 				c.skip = true
 			}
 		} else {
-			r.decided(c, notRunText(c.use), r.ctx.Err())
+			c.decide(notRunText(c.use), r.ctx.Err())
 			c.skip = true
 		}
 	}
@@ -173,15 +172,22 @@ type groupMsg struct {
 	done bool
 }
 
-// decide looks the call's input over and asks whether it may run. A call
-// that may not gets its (error) result; decide reports whether it may run.
-// It runs on the worker.
+// decide looks the call's input over and asks whether it may run: check,
+// then the BeforeTool hooks. A call that may not gets its (error) result;
+// decide reports whether it may run. It runs on the worker.
 func (r *run) decide(c *call) bool {
+	return r.check(c) && (len(r.p.hooks) == 0 || r.beforeToolHooks(c))
+}
+
+// check decodes the call's input and asks the permission checker whether
+// it may run; c.input is then the input the tool gets, and c.rewrite the
+// checker's replacement, if any. It runs on the worker.
+func (r *run) check(c *call) bool {
 	e := c.entry
 	c.stage = stageDecode
 	in, err := e.tool.Decode(c.use.Input)
 	if err != nil {
-		r.decided(c, fmt.Sprintf("tool %q: %v", c.use.Name, err), err)
+		c.decide(fmt.Sprintf("tool %q: %v", c.use.Name, err), err)
 		return false
 	}
 	c.stage = stageCheck
@@ -219,7 +225,7 @@ func (r *run) decide(c *call) bool {
 		}
 		if err := r.record(RecordPermission, rec); err != nil {
 			// The audit trail could not be written: do not run the tool.
-			r.decided(c, "permission denied: the decision could not be recorded", err)
+			c.decide("permission denied: the decision could not be recorded", err)
 			return false
 		}
 	}
@@ -228,29 +234,35 @@ func (r *run) decide(c *call) bool {
 		if reason == "" {
 			reason = fmt.Sprintf("permission denied for tool %q", c.use.Name)
 		}
-		r.decided(c, reason, nil)
+		c.decide(reason, nil)
 		return false
 	}
-	if len(r.p.hooks) > 0 {
-		c.stage = stageBeforeTool
-		inv := &ToolInvocation{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: e.spec, Input: in, RawInput: c.use.Input}
-		ctx, reason, herr := r.beforeTool(r.turnCtx, inv)
-		if herr != nil {
-			r.send(HookFailed{Turn: r.l.turn, Err: herr})
-		}
-		if reason != "" {
-			d := Decision{Reason: reason, Source: "hook"}
-			r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
-			if err := r.record(RecordPermission, permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Reason: reason, Source: "hook"}); err != nil {
-				reason = "permission denied: the decision could not be recorded"
-			}
-			r.decided(c, reason, &BlockedError{Reason: reason})
-			return false
-		}
-		in = inv.Input
-		c.ctx, c.inv = ctx, inv
+	c.input, c.rewrite = in, d.Input
+	return true
+}
+
+// beforeToolHooks runs the BeforeTool hooks of an allowed call, which may
+// block it or replace c.input; it reports whether the call may run. It runs
+// on the worker.
+func (r *run) beforeToolHooks(c *call) bool {
+	e := c.entry
+	c.stage = stageBeforeTool
+	inv := &ToolInvocation{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: e.spec, Input: c.input, RawInput: c.use.Input}
+	ctx, reason, herr := r.beforeTool(r.turnCtx, inv)
+	if herr != nil {
+		r.send(HookFailed{Turn: r.l.turn, Err: herr})
 	}
-	c.input = in
+	if reason != "" {
+		d := Decision{Reason: reason, Source: "hook"}
+		r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+		if err := r.record(RecordPermission, permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Reason: reason, Source: "hook"}); err != nil {
+			reason = "permission denied: the decision could not be recorded"
+		}
+		c.decide(reason, &BlockedError{Reason: reason})
+		return false
+	}
+	c.input = inv.Input
+	c.ctx, c.inv = ctx, inv
 	return true
 }
 
@@ -266,21 +278,12 @@ func rawJSON(v any) ([]byte, bool) {
 	return nil, false
 }
 
-// decided gives c an error result without running it.
-func (r *run) decided(c *call, text string, err error) {
-	c.result = NewToolResult(c.use.ID, text, true)
-	if err == nil {
-		err = errors.New(text)
-	}
-	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
-}
-
 // execute runs one allowed call with its timeout, turning an error, a
 // timeout or a cancellation into an is_error result. It runs on the worker
 // or on a goroutine of its own; a panic is handled by the caller.
 func (r *run) execute(c *call) {
 	if err := r.ctx.Err(); err != nil {
-		r.decided(c, notRunText(c.use), err)
+		c.decide(notRunText(c.use), err)
 		return
 	}
 	ctx := r.turnCtx
@@ -304,7 +307,7 @@ func (r *run) execute(c *call) {
 	if c.inv != nil {
 		c.inv.Start = start
 	}
-	out, err, perr := callTool(ctx, c)
+	out, perr, err := callTool(ctx, c)
 	c.dur = time.Since(start)
 	c.ran = true
 	switch {
@@ -333,14 +336,14 @@ func (r *run) execute(c *call) {
 }
 
 // callTool calls the tool's Execute, recovering a panic.
-func callTool(ctx context.Context, c *call) (out string, err error, perr *PanicError) {
+func callTool(ctx context.Context, c *call) (out string, perr *PanicError, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			perr = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
 	out, err = c.entry.tool.Execute(ctx, c.input)
-	return out, err, nil
+	return out, nil, err
 }
 
 // afterToolHooks lets the AfterTool hooks see and change c's result.
@@ -380,7 +383,7 @@ func (r *run) finishCall(c *call) bool {
 // settle gives c its final result, appends it and emits it.
 func (r *run) settle(c *call) error {
 	if c.note != "" {
-		r.decided(c, c.note, nil)
+		c.decide(c.note, nil)
 	}
 	for _, herr := range c.herrs {
 		r.emit(HookFailed{Turn: r.l.turn, Err: herr})

@@ -3,6 +3,7 @@ package agentrt
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -275,6 +276,66 @@ func (l *loop) answered(msg Message) (retry string, err error) {
 	return "", &OutputError{Raw: msg.Text(), Err: cerr}
 }
 
+// outcome is what follows a turn once every result of it is in: plan
+// again (stop false), after appending a corrective user message when retry
+// is set, or stop the run.
+type outcome struct {
+	retry  string
+	stop   bool
+	reason StopReason
+	layer  Layer
+	text   string
+	detail string
+	err    error
+}
+
+// next decides what follows the turn whose assistant message is msg, once
+// its calls are settled: the typed-output check of an answer, the stop
+// after a final answer, or the loop guard, the budget and max turns (and
+// the final answer they ask for).
+func (l *loop) next(msg Message) outcome {
+	if lim := l.limit; lim != nil {
+		return outcome{stop: true, reason: lim.reason, layer: LayerLimit, text: msg.Text(), detail: "The run stopped: " + lim.why}
+	}
+	if len(l.calls) == 0 {
+		retry, err := l.answered(msg)
+		switch {
+		case err != nil:
+			return outcome{stop: true, reason: StopError, layer: LayerPlanner, err: err}
+		case retry != "":
+			return outcome{retry: retry}
+		}
+		return outcome{stop: true, reason: StopComplete, layer: LayerNone, text: msg.Text()}
+	}
+	reason, why, final, ok := l.afterTools()
+	switch {
+	case ok:
+		return outcome{}
+	case final:
+		l.finalAnswer(reason, why)
+		return outcome{}
+	}
+	return outcome{stop: true, reason: reason, layer: LayerLimit, detail: "The run stopped: " + why}
+}
+
+// done returns the Done event of a run that stops.
+func (l *loop) done(o outcome) Done {
+	d := Done{Reason: o.reason, Layer: o.layer, FinalText: o.text, Usage: l.usage, Turns: l.turns}
+	switch {
+	case o.err != nil:
+		d.Detail = "The run stopped: " + o.err.Error()
+	default:
+		d.Detail = o.detail
+	}
+	return d
+}
+
+// timeBudget is the outcome of a run whose Budget.MaxDuration expired.
+func (l *loop) timeBudget() outcome {
+	return outcome{stop: true, reason: StopBudgetExceeded, layer: LayerLimit,
+		detail: fmt.Sprintf("The run stopped: it reached its time budget of %v (budget_exceeded).", l.p.budget.MaxDuration)}
+}
+
 // unanswered returns an error result, with the text text gives, for every
 // tool_use of the last assistant message of msgs that has no result after
 // it, in tool_use order: what a run appends before it stops, and what a
@@ -357,6 +418,7 @@ type call struct {
 
 	// In-process state.
 	input     any
+	rewrite   any // the permission checker's replacement input, if any
 	ctx       context.Context
 	inv       *ToolInvocation
 	herrs     []*HookError
@@ -364,6 +426,15 @@ type call struct {
 	skip      bool          // decided without running (in a parallel group)
 	group     chan groupMsg // set while it runs in a parallel group
 	needAfter bool          // AfterTool hooks are due after a Goexit
+}
+
+// decide gives c an error result without running it.
+func (c *call) decide(text string, err error) {
+	c.result = NewToolResult(c.use.ID, text, true)
+	if err == nil {
+		err = errors.New(text)
+	}
+	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 }
 
 // parallel reports whether the call may run concurrently with its

@@ -22,22 +22,9 @@ func (r *run) plan() (*ModelResponse, bool) {
 		req := r.l.request()
 		req.Messages = view
 		req.OnText = r.onText
-		r.pl = planJob{req: req}
-		perr := r.do(jobPlan)
-		resp, planErr, hookErr, stage := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage
-		r.pl = planJob{}
-		switch {
-		case perr != nil && stage == "Plan":
-			return nil, r.stop(StopError, LayerPlanner, "", fmt.Errorf("agentrt: planner (turn %d): %w", r.l.turn, perr))
-		case perr != nil && stage == "AfterPlan":
-			// The response stands; the hook's failure is reported.
-			r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
-		case perr != nil:
-			hookErr = &HookError{Stage: stage, Index: -1, Err: perr}
-		}
-		switch {
-		case hookErr != nil:
-			return nil, r.stop(StopError, LayerHook, "", fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", r.l.turn, hookErr))
+		resp, layer, planErr, fatal := r.planAttempt(req)
+		if fatal != nil {
+			return nil, r.stop(StopError, layer, "", fatal)
 		}
 		if r.stopped { // the consumer broke out during streaming
 			return nil, r.stopCancelled()
@@ -48,7 +35,8 @@ func (r *run) plan() (*ModelResponse, bool) {
 		if r.ctx.Err() != nil {
 			return nil, r.stopCancelled()
 		}
-		if !compacted && errors.Is(planErr, ErrContextLength) {
+		compact, retry := planRetry(r.agent.Retry, attempt, compacted, planErr)
+		if compact {
 			// Too long for the model: compact harder and try once more.
 			compacted = true
 			if view, err = r.compress(full, true); err != nil {
@@ -57,7 +45,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 			attempt--
 			continue
 		}
-		if attempt >= r.agent.Retry.attempts() || !retryable(planErr) {
+		if !retry {
 			return nil, r.stop(StopError, layerOf(planErr), "", fmt.Errorf("agentrt: planner (turn %d): %w", r.l.turn, planErr))
 		}
 		d := r.agent.Retry.delay(attempt, planErr)
@@ -68,6 +56,41 @@ func (r *run) plan() (*ModelResponse, bool) {
 			return nil, r.stopCancelled()
 		}
 	}
+}
+
+// planRetry says what follows a failed planner attempt: a harder
+// compaction and the same attempt again (once per turn, after a
+// context-length error), or a retry after a delay (a transient error, while
+// attempts remain), or neither: the run stops.
+func planRetry(p RetryPolicy, attempt int, compacted bool, err error) (compact, retry bool) {
+	if !compacted && errors.Is(err, ErrContextLength) {
+		return true, false
+	}
+	return false, attempt < p.attempts() && retryable(err)
+}
+
+// planAttempt makes one planner call on the worker: the BeforePlan hooks,
+// the planner and the AfterPlan hooks. It returns the response, or the
+// planner's error (which may be retried), or an error that ends the run
+// (fatal: a BeforePlan hook refused, the planner panicked) with its layer.
+func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, planErr, fatal error) {
+	r.pl = planJob{req: req}
+	perr := r.do(jobPlan)
+	resp, planErr, hookErr, stage := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage
+	r.pl = planJob{}
+	switch {
+	case perr != nil && stage == "Plan":
+		return nil, LayerPlanner, nil, fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, perr)
+	case perr != nil && stage == "AfterPlan":
+		// The response stands; the hook's failure is reported.
+		r.emit(HookFailed{Turn: req.Turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
+	case perr != nil:
+		hookErr = &HookError{Stage: stage, Index: -1, Err: perr}
+	}
+	if hookErr != nil {
+		return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr)
+	}
+	return resp, "", planErr, nil
 }
 
 // planJob is a planner call made by the worker.

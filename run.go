@@ -189,41 +189,25 @@ func (r *run) turnBody() bool {
 	if !r.emit(AssistantMessage{Turn: r.l.turn, Message: msg, Usage: resp.Usage, Finish: resp.Finish}) {
 		return r.stopCancelled()
 	}
-	if lim := r.l.limit; lim != nil {
-		// The final answer after a limit: its tool_uses get "not run".
+	if len(r.l.calls) > 0 {
+		// After a limit, the final answer's tool_uses get "not run".
 		if !r.runTools() {
 			return false
 		}
-		return r.stop(lim.reason, LayerLimit, msg.Text(), nil, "The run stopped: "+lim.why)
-	}
-	if len(r.l.calls) == 0 {
-		retry, err := r.l.answered(msg)
-		switch {
-		case err != nil:
-			return r.stop(StopError, LayerPlanner, "", err)
-		case retry != "":
-			if err := r.append(NewUserMessage(retry)); err != nil {
-				return r.stop(StopError, LayerStore, "", err)
-			}
-			return true
+		if r.l.limit == nil && r.ctx.Err() != nil {
+			return r.stopCancelled()
 		}
-		return r.stop(StopComplete, LayerNone, msg.Text(), nil)
 	}
-	if !r.runTools() {
-		return false
+	o := r.l.next(msg)
+	switch {
+	case o.stop:
+		return r.stopWith(o)
+	case o.retry != "":
+		if err := r.append(NewUserMessage(o.retry)); err != nil {
+			return r.stop(StopError, LayerStore, "", err)
+		}
 	}
-	if r.ctx.Err() != nil {
-		return r.stopCancelled()
-	}
-	reason, why, final, ok := r.l.afterTools()
-	if ok {
-		return true
-	}
-	if final {
-		r.l.finalAnswer(reason, why)
-		return true
-	}
-	return r.stop(reason, LayerLimit, "", nil, "The run stopped: "+why)
+	return true
 }
 
 type usageRecord struct {
@@ -249,31 +233,33 @@ func (r *run) emit(ev Event) bool {
 // run-end hooks run, Done is yielded and then the error, if any. It
 // returns false.
 func (r *run) stop(reason StopReason, layer Layer, text string, err error, detail ...string) bool {
+	o := outcome{stop: true, reason: reason, layer: layer, text: text, err: err}
+	if len(detail) > 0 {
+		o.detail = detail[0]
+	}
+	return r.stopWith(o)
+}
+
+func (r *run) stopWith(o outcome) bool {
 	for _, m := range unanswered(r.l.history, r.l.stoppedResult) {
 		if aerr := r.append(m); aerr != nil {
-			if err == nil {
-				reason, layer, err = StopError, LayerStore, aerr
+			if o.err == nil {
+				o.reason, o.layer, o.err = StopError, LayerStore, aerr
 			}
 			break
 		}
 	}
-	if serr := r.sync(); serr != nil && err == nil {
-		reason, layer, err = StopError, LayerStore, serr
+	if serr := r.sync(); serr != nil && o.err == nil {
+		o.reason, o.layer, o.err = StopError, LayerStore, serr
 	}
-	done := Done{Reason: reason, Layer: layer, FinalText: text, Usage: r.l.usage, Turns: r.l.turns}
-	switch {
-	case len(detail) > 0 && err == nil:
-		done.Detail = detail[0]
-	case err != nil:
-		done.Detail = "The run stopped: " + err.Error()
-	}
+	done := r.l.done(o)
 	r.endTurn()
 	if r.started {
 		r.started = false
-		r.runEndHooks(done, err)
+		r.runEndHooks(done, o.err)
 	}
-	if r.emit(done) && err != nil {
-		r.yield(nil, err)
+	if r.emit(done) && o.err != nil {
+		r.yield(nil, o.err)
 	}
 	return false
 }
@@ -283,8 +269,7 @@ func (r *run) stop(reason StopReason, layer Layer, text string, err error, detai
 func (r *run) stopCancelled() bool {
 	cause := context.Cause(r.ctx)
 	if errors.Is(cause, ErrBudgetExceeded) && !r.stopped {
-		return r.stop(StopBudgetExceeded, LayerLimit, "", nil,
-			fmt.Sprintf("The run stopped: it reached its time budget of %v (budget_exceeded).", r.p.budget.MaxDuration))
+		return r.stopWith(r.l.timeBudget())
 	}
 	if cause == nil {
 		cause = context.Canceled

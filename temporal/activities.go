@@ -1,180 +1,295 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
-// PlanInput is the input of the planner activity: what the model is asked.
-// It is recorded in the workflow history, so the history shows every
-// request made to the model.
+// The activities run the step side of [agentrt.Durable] on a worker: the
+// user's callbacks run there exactly as in-process, and what they produce
+// (a response, a decision, a result, the events) is returned to the
+// workflow, which records it.
+
+// PlanInput is the input of the planner activity: one attempt of a
+// planner call. It is recorded in the workflow history, so the history
+// shows every request made to the model.
 type PlanInput struct {
-	SessionID string             `json:"session_id"`
-	Turn      int                `json:"turn"`
-	System    string             `json:"system"`
-	Messages  []agentrt.Message  `json:"messages"`
-	Tools     []agentrt.ToolSpec `json:"tools"`
+	SessionID      string             `json:"session_id"`
+	Turn           int                `json:"turn"`
+	System         string             `json:"system"`
+	Messages       []agentrt.Message  `json:"messages"`
+	Tools          []agentrt.ToolSpec `json:"tools"`
+	ResponseSchema json.RawMessage    `json:"response_schema,omitempty"`
+	// Compaction is the session's last compaction, given to the
+	// Compressor as Previous.
+	Compaction *agentrt.Compaction `json:"compaction,omitempty"`
+	// Force asks the Compressor for less after a context-length error.
+	Force bool `json:"force,omitempty"`
+	// Attempt counts the attempts of this planner call, from 1.
+	Attempt int `json:"attempt"`
 }
 
-// PlanOutput is the result of the planner activity: the assistant message,
-// already sanitized (role set, every tool_use with a unique non-empty id and
-// valid JSON input), and what it cost.
+// PlanOutput is the result of the planner activity: the model's answer as
+// the planner returned it (the workflow sanitizes it), what it cost, a new
+// compaction, if any, and the events of the attempt (contained hook
+// failures).
 type PlanOutput struct {
-	Message agentrt.Message      `json:"message"`
-	Usage   agentrt.Usage        `json:"usage"`
-	Finish  agentrt.FinishReason `json:"finish,omitempty"`
-	Model   string               `json:"model,omitempty"`
-	// Notes maps the id of each tool_use that must not run (malformed,
-	// unknown tool, invalid input) to the error text the model will see.
-	Notes map[string]string `json:"notes,omitempty"`
+	Message agentrt.Message `json:"message"`
+	// Raw, when set, is Message encoded with encoding/gob: the model's
+	// message as it came, when JSON could not carry it unchanged (an input
+	// that is not valid JSON, a string that is not valid UTF-8), so that
+	// the workflow decides on what the model sent, as in-process.
+	Raw        []byte               `json:"raw,omitempty"`
+	Usage      agentrt.Usage        `json:"usage"`
+	Finish     agentrt.FinishReason `json:"finish,omitempty"`
+	Model      string               `json:"model,omitempty"`
+	Compaction *agentrt.Compaction  `json:"compaction,omitempty"`
+	Events     []EventRecord        `json:"events,omitempty"`
 }
 
-// ToolInput is the input of the tool activity: one tool_use.
+// planFailure is the detail of a failed planner attempt, carried by a
+// non-retryable application error: the workflow retries as Agent.Retry
+// says, so that the activity's own retries are only for timeouts (a dead
+// worker), which do not use up the provider's retry budget.
+type planFailure struct {
+	Message    string              `json:"message"`
+	Layer      agentrt.Layer       `json:"layer"`
+	Compact    bool                `json:"compact,omitempty"`
+	Retry      bool                `json:"retry,omitempty"`
+	Delay      time.Duration       `json:"delay,omitempty"`
+	Compaction *agentrt.Compaction `json:"compaction,omitempty"`
+	Events     []EventRecord       `json:"events,omitempty"`
+}
+
+const plannerErrorType = "agentrt.PlannerError"
+
+// DecideInput is the input of the decide activity: one tool_use.
+type DecideInput struct {
+	SessionID string        `json:"session_id"`
+	Turn      int           `json:"turn"`
+	ToolUse   agentrt.Block `json:"tool_use"`
+}
+
+// DecideOutput is the result of the decide activity: the input the tool
+// will run with, or the call's is_error result, or (PolicyAsk) that a
+// person must approve the call.
+type DecideOutput struct {
+	Input  json.RawMessage `json:"input,omitempty"`
+	Denied *ToolOutput     `json:"denied,omitempty"`
+	Ask    bool            `json:"ask,omitempty"`
+	Events []EventRecord   `json:"events,omitempty"`
+}
+
+// ToolInput is the input of the tool activity: one allowed tool_use.
 type ToolInput struct {
 	SessionID string          `json:"session_id"`
+	Turn      int             `json:"turn"`
 	ToolUseID string          `json:"tool_use_id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input,omitempty"`
+	// Run is the input the tool runs with when the permission checker
+	// replaced Input; empty means Input.
+	Run json.RawMessage `json:"run,omitempty"`
 }
 
-// ToolOutput is the result of the tool activity: what the model sees.
+// ToolOutput is a call's outcome, as its AfterTool hooks left it, before
+// the loop cuts it to Agent.MaxToolOutput and adds the loop guard's note.
 // A tool's error, panic or timeout is an IsError output, not an activity
 // failure: it is not retried.
 type ToolOutput struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
 	// Error is the failure behind an IsError output, for the caller.
-	Error string `json:"error,omitempty"`
-	// FullOutput is the whole output when Content was cut to
-	// Agent.MaxToolOutput.
-	FullOutput string        `json:"full_output,omitempty"`
-	Duration   time.Duration `json:"duration,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+	// Ran says whether the tool's Execute returned.
+	Ran    bool          `json:"ran,omitempty"`
+	Events []EventRecord `json:"events,omitempty"`
 }
 
-// activities are the planner and tool activities of one agent.
+// activities are the planner, decide and tool activities of one agent.
 type activities struct {
-	d  *definition
-	ag *agentrt.Agent
+	d *definition
 }
 
-// plan asks the Agent's planner for the next assistant message.
+// plan makes one attempt of a planner call.
 func (a *activities) plan(ctx context.Context, in PlanInput) (*PlanOutput, error) {
-	req := &agentrt.ModelRequest{
-		SessionID: in.SessionID,
-		Turn:      in.Turn,
-		System:    in.System,
-		Messages:  slices.Clip(in.Messages),
-		Tools:     in.Tools,
-	}
-	stop := heartbeat(ctx)
-	resp, err := a.ag.Planner.Plan(ctx, req)
-	stop()
-	if err == nil && resp == nil {
-		err = errors.New("planner returned no response")
-	}
+	step, err := agentrt.NewDurable(a.d.ag, in.SessionID, nil)
 	if err != nil {
-		var pe *agentrt.ProviderError
-		switch {
-		case ctx.Err() != nil:
-			return nil, err
-		case errors.As(err, &pe) && pe.Retryable():
-			return nil, temporal.NewApplicationErrorWithOptions(err.Error(), "agentrt.PlannerTransient",
-				temporal.ApplicationErrorOptions{NextRetryDelay: pe.RetryAfter, Cause: err})
-		}
-		return nil, temporal.NewApplicationErrorWithOptions(err.Error(), "agentrt.PlannerError",
-			temporal.ApplicationErrorOptions{NonRetryable: true, Cause: err})
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
-	msg, notes := agentrt.SanitizeAssistant(resp.Message, in.Turn)
-	for _, u := range msg.ToolUses() {
-		if _, bad := notes[u.ID]; bad {
-			continue
-		}
-		note := ""
-		if t, ok := a.d.tools[u.Name]; !ok {
-			note = fmt.Sprintf("unknown tool %q; the available tools are: %s", u.Name, a.d.names)
-			if a.d.names == "" {
-				note = fmt.Sprintf("unknown tool %q; no tools are available", u.Name)
-			}
-		} else if _, err := t.Decode(u.Input); err != nil {
-			note = fmt.Sprintf("tool %q: %v", u.Name, err)
-		}
-		if note != "" {
-			if notes == nil {
-				notes = map[string]string{}
-			}
-			notes[u.ID] = note
-		}
+	req := &agentrt.ModelRequest{
+		SessionID:      in.SessionID,
+		Turn:           in.Turn,
+		System:         in.System,
+		Messages:       in.Messages[:len(in.Messages):len(in.Messages)],
+		Tools:          in.Tools,
+		ResponseSchema: in.ResponseSchema,
 	}
-	return &PlanOutput{Message: msg, Usage: resp.Usage, Finish: resp.Finish, Model: resp.Model, Notes: notes}, nil
+	var evs events
+	stop := heartbeat(ctx)
+	out := step.Plan(ctx, req, in.Compaction, in.Force, in.Attempt, evs.add)
+	stop()
+	if out.Err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		f := planFailure{Message: out.Err.Error(), Layer: out.Layer, Compact: out.Compact, Retry: out.Retry, Delay: out.Delay,
+			Compaction: out.Compaction, Events: evs}
+		return nil, temporal.NewNonRetryableApplicationError(f.Message, plannerErrorType, out.Err, f)
+	}
+	r := out.Response
+	po := &PlanOutput{Usage: r.Usage, Finish: r.Finish, Model: r.Model, Compaction: out.Compaction, Events: evs}
+	if jsonSafe(r.Message) {
+		po.Message = r.Message
+	} else {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(r.Message); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError("agentrt: encode the planner's message: "+err.Error(), plannerErrorType, err,
+				planFailure{Message: "agentrt: encode the planner's message: " + err.Error(), Layer: agentrt.LayerPlanner})
+		}
+		po.Raw = buf.Bytes()
+	}
+	return po, nil
 }
 
-// tool decodes and runs one tool call, heartbeating while it runs.
+// jsonSafe reports whether JSON carries m unchanged: its strings are valid
+// UTF-8 and its inputs valid JSON.
+func jsonSafe(m agentrt.Message) bool {
+	if !utf8.ValidString(m.Content) || !utf8.ValidString(m.ToolUseID) || !utf8.ValidString(string(m.Role)) {
+		return false
+	}
+	for _, b := range m.Blocks {
+		if !utf8.ValidString(b.Text) || !utf8.ValidString(b.ID) || !utf8.ValidString(b.Name) || !utf8.ValidString(string(b.Type)) {
+			return false
+		}
+		if len(b.Input) > 0 && (!json.Valid(b.Input) || !utf8.Valid(b.Input)) {
+			return false
+		}
+	}
+	return true
+}
+
+// message returns the planner's message.
+func (o *PlanOutput) message() (agentrt.Message, error) {
+	if len(o.Raw) == 0 {
+		return o.Message, nil
+	}
+	var m agentrt.Message
+	err := gob.NewDecoder(bytes.NewReader(o.Raw)).Decode(&m)
+	return m, err
+}
+
+// askSource marks the decision of the PolicyAsk checker on a write tool:
+// the workflow asks a person.
+const askSource = "agentrt/temporal.ask"
+
+// askChecker is PolicyAsk's checker: read-only tools run; a write tool
+// waits for an approval, which the workflow asks for.
+type askChecker struct{}
+
+func (askChecker) Check(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	if req.Tool.ReadOnly {
+		return agentrt.Allow(), nil
+	}
+	return agentrt.Decision{Allow: true, Source: askSource}, nil
+}
+
+// decide decodes a call's input and asks the permission checker.
+func (a *activities) decide(ctx context.Context, in DecideInput) (*DecideOutput, error) {
+	step, err := agentrt.NewDurable(a.d.ag, in.SessionID, a.d.checker())
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
+	}
+	var evs events
+	ask := false
+	stop := heartbeat(ctx)
+	defer stop()
+	input, denied := step.Decide(ctx, in.Turn, in.ToolUse, func(ev agentrt.Event) {
+		if pd, ok := ev.(agentrt.PermissionDecision); ok && pd.Decision.Source == askSource {
+			ask = true // the workflow reports the person's decision
+			return
+		}
+		evs.add(ev)
+	})
+	out := &DecideOutput{Input: input, Ask: ask && denied == nil, Events: evs}
+	if denied != nil {
+		out.Denied = toolOutput(*denied, false)
+	}
+	return out, nil
+}
+
+// tool runs one allowed call, heartbeating while it runs.
 //
 // The tool's context is the activity's: it is cancelled when the workflow
 // is cancelled (the cancellation arrives with a heartbeat) or the worker
-// stops. In that case the activity fails with the context's error instead
-// of returning a result, so that Temporal decides: a retry for a read-only
-// or idempotent tool, an "interrupted" or "cancelled" result otherwise.
+// stops. A call that failed because of it fails the activity with the
+// context's error instead of returning a result, so that Temporal
+// decides: a retry for a read-only or idempotent tool, an "interrupted" or
+// "cancelled" result otherwise.
 func (a *activities) tool(ctx context.Context, in ToolInput) (*ToolOutput, error) {
-	t, ok := a.d.tools[in.Name]
-	if !ok {
-		return &ToolOutput{Content: fmt.Sprintf("unknown tool %q on this worker", in.Name), IsError: true}, nil
+	permission := a.d.checker()
+	if a.d.policy == PolicyAsk {
+		// A sub-agent's write calls cannot wait for a signal.
+		permission = agentrt.AllowReadOnly()
 	}
-	v, err := t.Decode(in.Input)
+	step, err := agentrt.NewDurable(a.d.ag, in.SessionID, permission)
 	if err != nil {
-		return &ToolOutput{Content: fmt.Sprintf("tool %q: %v", in.Name, err), IsError: true, Error: err.Error()}, nil
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
-	tctx := ctx
-	timeout := a.d.toolTimeoutOf(t.Spec())
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		tctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+	run := in.Run
+	if len(run) == 0 {
+		run = in.Input
 	}
+	var evs events
 	stop := heartbeat(ctx)
-	start := time.Now()
-	out, err := execute(tctx, t, v)
-	dur := time.Since(start)
+	out, ran := step.Execute(ctx, in.Turn, agentrt.ToolUseBlock(in.ToolUseID, in.Name, in.Input), run, evs.add)
 	stop()
-	if err == nil {
-		res := &ToolOutput{Content: out, Duration: dur}
-		if cut, ok := agentrt.TruncateOutput(out, a.d.maxOutput); ok {
-			res.FullOutput, res.Content = out, cut
-		}
-		return res, nil
-	}
-	if ctx.Err() != nil {
+	if out.IsError && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	res := &ToolOutput{IsError: true, Error: err.Error(), Duration: dur}
-	var pe *agentrt.PanicError
-	switch {
-	case errors.As(err, &pe):
-		res.Content = fmt.Sprintf("tool %q panicked: %v", in.Name, pe.Value)
-	case timeout > 0 && errors.Is(tctx.Err(), context.DeadlineExceeded):
-		res.Content = fmt.Sprintf("tool %q timed out after %v", in.Name, timeout)
-	default:
-		res.Content = err.Error()
-	}
+	res := toolOutput(out, ran)
+	res.Events = evs
 	return res, nil
 }
 
-// execute runs the tool, turning a panic into a *agentrt.PanicError.
-func execute(ctx context.Context, t agentrt.Tool, v any) (out string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &agentrt.PanicError{Value: r}
-		}
-	}()
-	return t.Execute(ctx, v)
+func toolOutput(o agentrt.ToolOutcome, ran bool) *ToolOutput {
+	out := &ToolOutput{Content: o.Content, IsError: o.IsError, Duration: o.Duration, Ran: ran}
+	var te *agentrt.ToolError
+	switch {
+	case errors.As(o.Err, &te) && te.Err != nil:
+		out.Error = te.Err.Error()
+	case o.Err != nil:
+		out.Error = o.Err.Error()
+	}
+	return out
+}
+
+// outcome converts a ToolOutput back for agentrt.Durable.Settle.
+func (o *ToolOutput) outcome() agentrt.ToolOutcome {
+	out := agentrt.ToolOutcome{Content: o.Content, IsError: o.IsError, Duration: o.Duration}
+	if o.Error != "" {
+		out.Err = errors.New(o.Error)
+	}
+	return out
+}
+
+// events collects the events of a step that the workflow records.
+type events []EventRecord
+
+func (e *events) add(ev agentrt.Event) {
+	if r, ok := recordOf(ev); ok {
+		*e = append(*e, r)
+	}
 }
 
 // heartbeat records a heartbeat three times per heartbeat timeout until

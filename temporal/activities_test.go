@@ -43,8 +43,8 @@ func TestMalformedPlannerMessages(t *testing.T) {
 		text    string
 	}{
 		{"dup", false, `"Beijing"`},
-		{"agentrt_t1_1", true, `invalid tool_use: duplicate id "dup"`},
-		{"agentrt_t1_2", true, "invalid tool_use: empty id"},
+		{"agentrt_t1_2", true, `invalid tool_use: duplicate id "dup"`},
+		{"agentrt_t1_3", true, "invalid tool_use: empty id"},
 		{"bad_json", true, `tool "calculator": input is not valid JSON: {"op":`},
 		{"unknown", true, `unknown tool "sub"; the available tools are: "calculator", "save_note", "slow", "weather"`},
 		{"invalid", true, `tool "calculator": `},
@@ -79,16 +79,16 @@ func TestToolFailuresBecomeResults(t *testing.T) {
 			agenttest.ToolUse("hangs", `{}`), agenttest.ToolUse("big", `{}`)),
 		agenttest.Reply("ok"),
 	)
-	ag := &agentrt.Agent{Tools: tools, Planner: script, MaxToolOutput: 11}
+	ag := &agentrt.Agent{Tools: tools, Planner: script, MaxToolOutput: 40}
 	env := newEnv(t, ag, Options{})
 	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "go"})
 	res := runResult(t, env)
 	results := toolResults(res.Messages)
 	require.Len(t, results, 4)
-	assert.Equal(t, agentrt.NewToolResult("call_1", "disk full", true), results[0])
+	assert.Equal(t, agentrt.NewToolResult("call_1", `tool "fails": disk full`, true), results[0])
 	assert.Equal(t, agentrt.NewToolResult("call_2", `tool "panics" panicked: boom`, true), results[1])
 	assert.Equal(t, agentrt.NewToolResult("call_3", `tool "hangs" timed out after 50ms`, true), results[2])
-	assert.Equal(t, "ééééé\n[agentrt: output truncated: showing the first 10 of 200 bytes]", results[3].Content)
+	assert.Equal(t, strings.Repeat("é", 20)+"\n[agentrt: output truncated: showing the first 40 of 200 bytes]", results[3].Content)
 
 	evs := agenttest.Filter[agentrt.ToolResult](queryEvents(t, env))
 	require.Len(t, evs, 4)
@@ -161,6 +161,7 @@ func TestLimits(t *testing.T) {
 		steps  []agenttest.Step
 		reason agentrt.StopReason
 		text   string
+		detail string
 		turns  int
 	}{
 		{
@@ -168,18 +169,19 @@ func TestLimits(t *testing.T) {
 			agent:  func(ag *agentrt.Agent) { ag.MaxTurns = 2 },
 			steps:  []agenttest.Step{loop(), loop(), agenttest.Reply("best effort")},
 			reason: agentrt.StopMaxTurns, text: "best effort", turns: 3,
+			detail: "The run stopped: it made 2 turns without a final answer (max_turns).",
 		},
 		{
 			name:   "max turns without final answer",
 			agent:  func(ag *agentrt.Agent) { ag.MaxTurns = 1; ag.NoFinalAnswer = true },
 			steps:  []agenttest.Step{loop()},
-			reason: agentrt.StopMaxTurns, text: "The run stopped after 1 turns without a final answer (max_turns).", turns: 1,
+			reason: agentrt.StopMaxTurns, detail: "The run stopped: it made 1 turns without a final answer (max_turns).", turns: 1,
 		},
 		{
 			name:   "token budget",
 			agent:  func(ag *agentrt.Agent) { ag.Budget.MaxTokens = 100 },
 			steps:  []agenttest.Step{loop().WithUsage(agentrt.Usage{InputTokens: 90, OutputTokens: 20}), agenttest.CallTool("weather", `{"city":"Shanghai"}`)},
-			reason: agentrt.StopBudgetExceeded, text: "The run stopped: it reached its token budget (110 of 100 tokens used) (budget_exceeded).", turns: 2,
+			reason: agentrt.StopBudgetExceeded, text: "", detail: "The run stopped: it reached its token budget (110 of 100 tokens used) (budget_exceeded).", turns: 2,
 		},
 	}
 	for _, tt := range tests {
@@ -194,6 +196,7 @@ func TestLimits(t *testing.T) {
 			res := runResult(t, env)
 			assert.Equal(t, tt.reason, res.Reason)
 			assert.Equal(t, tt.text, res.FinalText)
+			assert.Equal(t, tt.detail, res.Detail)
 			assert.Equal(t, tt.turns, res.Turns)
 			script.AssertDone(t)
 		})
@@ -242,11 +245,65 @@ func TestRegisterErrors(t *testing.T) {
 	assert.ErrorContains(t, Register(env, &agentrt.Agent{Planner: p, Tools: []agentrt.Tool{tool, tool}}, Options{}), `two tools are named "weather"`)
 }
 
+func TestRegisterRefuses(t *testing.T) {
+	t.Parallel()
+	p := agenttest.Script()
+	tests := []struct {
+		name  string
+		agent *agentrt.Agent
+		want  string
+	}{
+		{"store", &agentrt.Agent{Planner: p, Store: agentrt.NewMemoryStore()}, "Agent.Store"},
+		{"run start hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{}, {OnRunStart: func(ctx context.Context, _ *agentrt.RunInfo) context.Context { return ctx }}}}, "Agent.Hooks[1].OnRunStart"},
+		{"run end hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnRunEnd: func(context.Context, *agentrt.RunInfo, agentrt.Done, error) {}}}}, "Agent.Hooks[0].OnRunEnd"},
+		{"turn start hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnTurnStart: func(ctx context.Context, _ *agentrt.RunInfo, _ int) context.Context { return ctx }}}}, "Agent.Hooks[0].OnTurnStart"},
+		{"turn end hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnTurnEnd: func(context.Context, *agentrt.RunInfo, int) {}}}}, "Agent.Hooks[0].OnTurnEnd"},
+		{"panicking Spec", &agentrt.Agent{Planner: p, Tools: []agentrt.Tool{panicSpec{}}}, "Spec panicked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			assert.ErrorContains(t, Register(env, tt.agent, Options{}), tt.want)
+		})
+	}
+}
+
+type panicSpec struct{ agentrt.Tool }
+
+func (panicSpec) Spec() agentrt.ToolSpec { panic("spec") }
+
+func TestTimeBudget(t *testing.T) {
+	t.Parallel()
+	f := newFixture()
+	script := agenttest.Script(
+		agenttest.CallTool("weather", `{"city":"Beijing"}`),
+		agenttest.CallTool("save_note", `{"text":"x"}`), // waits for an approval
+		agenttest.Reply("unreachable"),
+	)
+	ag := newAgent(f, script)
+	ag.Budget.MaxDuration = time.Hour
+	env := newEnv(t, ag, Options{Policy: PolicyAsk})
+	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "go"})
+	res := runResult(t, env)
+	assert.Equal(t, agentrt.StopBudgetExceeded, res.Reason)
+	assert.Equal(t, agentrt.LayerLimit, res.Layer)
+	assert.Equal(t, "The run stopped: it reached its time budget of 1h0m0s (budget_exceeded).", res.Detail)
+	results := toolResults(res.Messages)
+	require.Len(t, results, 2)
+	assert.False(t, results[0].IsError)
+	assert.Equal(t, `cancelled: the run was stopped before tool "save_note" ran`, results[1].Content)
+	assert.Empty(t, f.savedNotes())
+	assert.Equal(t, 1, script.Remaining())
+}
+
 func TestNames(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "agentrt.agent", WorkflowName(""))
 	assert.Equal(t, "agentrt.coder", WorkflowName("coder"))
 	assert.Equal(t, "agentrt.coder.plan", planActivityName("coder"))
+	assert.Equal(t, "agentrt.coder.decide", decideActivityName("coder"))
 	assert.Equal(t, "agentrt.coder.tool", toolActivityName("coder"))
 	assert.Equal(t, "p-s1", StartOptions{WorkflowIDPrefix: "p-"}.WorkflowID("s1"))
 	assert.Equal(t, "ask", PolicyAsk.String())

@@ -14,6 +14,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
+// ErrCancelledElsewhere is the error of a run whose workflow was
+// cancelled by another client (the temporal CLI, a UI, [client.Client]
+// CancelWorkflow), not by the caller: it does not match context.Canceled.
+var ErrCancelledElsewhere = errors.New("the workflow was cancelled by another client")
+
 // StartOptions say where a run is started: the task queue the workers of
 // the agent poll and the agent's name (the Agent.Name given to
 // [Register]).
@@ -129,7 +134,7 @@ func Approve(ctx context.Context, c client.Client, workflowID string, a Approval
 // by workers: while no worker runs the workflow (all were stopped) the
 // stream pauses and resumes when one is back. TextDelta and PlannerRetry
 // events are not produced: the planner's text arrives whole in
-// AssistantMessage, and retries are Temporal's.
+// AssistantMessage, and retries show in the workflow history.
 //
 // The fields must be set before the first Run and not changed after; a
 // Runtime is then safe for concurrent use.
@@ -328,11 +333,12 @@ func (s *stream) result(ctx context.Context) {
 	}
 	var cerr *temporal.CanceledError
 	if errors.As(err, &cerr) {
-		cause := ctx.Err()
-		if cause == nil {
-			cause = context.Canceled
+		if cause := ctx.Err(); cause != nil {
+			s.yield(nil, fmt.Errorf("agentrt: run cancelled: %w", cause))
+			return
 		}
-		s.yield(nil, fmt.Errorf("agentrt: run cancelled: %w", cause))
+		// Not our ctx: another client cancelled the workflow.
+		s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w: %w", s.run.GetID(), ErrCancelledElsewhere, err))
 		return
 	}
 	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), err))

@@ -105,7 +105,7 @@ func e2eScript() *agenttest.Planner {
 
 // e2eOptions are the worker options of the e2e agent; the replay test uses
 // them too.
-var e2eOptions = Options{HeartbeatTimeout: 2 * time.Second}
+var e2eOptions = Options{Policy: PolicyAsk, HeartbeatTimeout: 2 * time.Second}
 
 func startWorker(t *testing.T, c client.Client, tq string, ag *agentrt.Agent) worker.Worker {
 	t.Helper()
@@ -383,6 +383,41 @@ func TestE2EBreakAndTerminate(t *testing.T) {
 		assert.True(t, res.Messages[2].IsError)
 		assert.Contains(t, res.Messages[2].Content, "cancelled")
 	})
+	assert.Empty(t, f.savedNotes())
+}
+
+func TestE2ECancelledByAnotherClient(t *testing.T) {
+	c := dialE2E(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tq := uniqueName(t)
+	f := newFixture()
+	ag := newAgent(f, agenttest.Script(agenttest.CallTool("save_note", `{"text":"x"}`)))
+	w := worker.New(c, tq, worker.Options{})
+	require.NoError(t, Register(w, ag, Options{Policy: PolicyAsk}))
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	rt := &Runtime{Client: c, Options: StartOptions{TaskQueue: tq}, PollInterval: 20 * time.Millisecond}
+	session := "e2e-" + uniqueName(t)
+	var events []agentrt.Event
+	var runErr error
+	for ev, err := range rt.Run(ctx, session, "save x") {
+		if err != nil {
+			runErr = err
+			break
+		}
+		events = append(events, ev)
+		if _, ok := ev.(agentrt.ToolCall); ok {
+			// An operator cancels the run while it waits for an approval.
+			require.NoError(t, c.CancelWorkflow(ctx, session, ""))
+		}
+	}
+	require.Error(t, runErr)
+	assert.ErrorIs(t, runErr, ErrCancelledElsewhere)
+	assert.NotErrorIs(t, runErr, context.Canceled, "the caller's ctx was not cancelled")
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	assert.Equal(t, agentrt.StopCancelled, done.Reason)
 	assert.Empty(t, f.savedNotes())
 }
 

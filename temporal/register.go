@@ -1,10 +1,9 @@
 package temporal
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt"
@@ -12,29 +11,24 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Policy says how the workflow decides whether a tool call may run.
-//
-// An Agent's [agentrt.PermissionChecker] is a Go callback that may block on
-// a terminal or call a service; it cannot run inside workflow code, which
-// must be deterministic. On Temporal the decision is therefore made by a
-// Policy, and a human answers write-tool questions with a signal (see
-// [Approve] and [Runtime.Ask]).
+// Policy says who decides whether a tool call may run on Temporal.
 type Policy int
 
 const (
-	// PolicyFromAgent derives the policy from Agent.Permission: nil and
-	// agentrt.AllowReadOnly() give PolicyReadOnly, agentrt.AllowAll()
-	// gives PolicyAllowAll, and any other checker (agentrt.AskOnWrite, a
-	// custom one) gives PolicyAsk. The checker itself is never called by
-	// the workflow.
+	// PolicyFromAgent runs Agent.Permission (nil means
+	// agentrt.AllowReadOnly()) in the decide activity, on a worker, with
+	// the same decisions as in-process. A checker that asks a person on a
+	// terminal (agentrt.AskOnWrite) asks on the worker's: to have a person
+	// answer from anywhere, durably, use PolicyAsk.
 	PolicyFromAgent Policy = iota
 	// PolicyReadOnly runs read-only tools and denies write tools, like
-	// agentrt.AllowReadOnly.
+	// agentrt.AllowReadOnly, whatever Agent.Permission is.
 	PolicyReadOnly
 	// PolicyAsk runs read-only tools; each write tool call waits, durably
 	// and for as long as it takes (or Options.ApprovalTimeout), for an
 	// [Approval] sent as the signal [SignalApprove]. Pending calls are
-	// listed by the queries [QueryState] and [QueryEvents].
+	// listed by the queries [QueryState] and [QueryEvents]. Agent.Permission
+	// is not used; a sub-agent's write calls are denied.
 	PolicyAsk
 	// PolicyAllowAll runs every tool, like agentrt.AllowAll.
 	PolicyAllowAll
@@ -87,12 +81,18 @@ type Options struct {
 	// period while the tool or planner runs. Cancellation reaches a running
 	// tool's context through these heartbeats. 0 means 30s.
 	HeartbeatTimeout time.Duration
-	// PlannerTimeout is the start-to-close timeout of one planner call;
-	// 0 means 5 minutes. Planner calls are retried by Temporal as
-	// Agent.Retry says (MaxAttempts, BaseDelay, MaxDelay) on transient
-	// errors ([agentrt.ProviderError.Retryable]) and on timeouts and
-	// worker crashes; other planner errors end the run.
+	// PlannerTimeout is the start-to-close timeout of one planner call,
+	// and of one decide activity (Decode and the permission checker);
+	// 0 means 5 minutes. The workflow retries a failed planner call as
+	// Agent.Retry says (transient errors, [agentrt.ProviderError.Retryable]),
+	// with a durable timer between attempts.
 	PlannerTimeout time.Duration
+	// PlannerAttempts is the number of attempts of one planner call whose
+	// activity timed out (its worker died, or PlannerTimeout passed),
+	// counting the first; 0 means 5. These do not count against
+	// Agent.Retry.MaxAttempts. It also bounds the attempts of a decide
+	// activity.
+	PlannerAttempts int
 }
 
 // DefaultAgentName is the name used for an Agent whose Name is empty.
@@ -109,8 +109,9 @@ func WorkflowName(agentName string) string {
 	return "agentrt." + agentName
 }
 
-func planActivityName(agent string) string { return WorkflowName(agent) + ".plan" }
-func toolActivityName(agent string) string { return WorkflowName(agent) + ".tool" }
+func planActivityName(agent string) string   { return WorkflowName(agent) + ".plan" }
+func decideActivityName(agent string) string { return WorkflowName(agent) + ".decide" }
+func toolActivityName(agent string) string   { return WorkflowName(agent) + ".tool" }
 
 // Registry is where [Register] registers an agent: a worker.Worker, a
 // testsuite.TestWorkflowEnvironment, or anything with these two methods.
@@ -120,31 +121,42 @@ type Registry interface {
 }
 
 // Register registers ag on a worker: the workflow that runs ag's loop under
-// [WorkflowName](ag.Name), and the activities bound to ag's Planner and
-// Tools. Several agents with different names may share a worker.
+// [WorkflowName](ag.Name), and its activities ("agentrt.NAME.plan",
+// ".decide" and ".tool") bound to ag. Several agents with different names
+// may share a worker.
 //
-// The worker keeps ag and calls its Planner and Tools from activity
-// goroutines; ag must not be modified afterwards. Agent.Store is not used:
-// on Temporal the workflow history is the durable session (a [Result]
-// carries the messages). Agent.Permission is used only to choose the
-// policy (see [PolicyFromAgent]). Applied by the workflow: Instructions,
-// Tools, Planner, MaxTurns, MaxParallelTools, ToolTimeout, MaxToolOutput,
-// Retry (as the planner activity's retry policy), Budget.MaxTokens,
-// Budget.MaxCost and NoFinalAnswer. Not applied: LoopGuard, Hooks,
-// Compressor (with ContextTokens and TokenCounter) and Budget.MaxDuration
-// (bound a run with StartOptions.ExecutionTimeout instead).
+// The workflow drives the same loop as [agentrt.Agent.Run]
+// ([agentrt.Durable]), so every Agent field works as in-process:
+// Instructions, Tools, Planner, MaxTurns, MaxParallelTools, ToolTimeout,
+// MaxToolOutput, LoopGuard, Retry, Budget (MaxDuration as a durable timer
+// over the whole run, approvals included), Compressor with ContextTokens
+// and TokenCounter, the BeforePlan, AfterPlan, BeforeTool and AfterTool
+// Hooks, NoFinalAnswer, and Permission as [Options.Policy] says. Where
+// each callback runs: the Compressor, BeforePlan, the Planner and
+// AfterPlan in the planner activity; Decode and the permission checker in
+// the decide activity; BeforeTool, the tool and AfterTool in the tool
+// activity, so that the context a BeforeTool hook returns reaches the
+// tool and its AfterTool hooks.
 //
-// Register returns an error for an invalid Agent (no Planner, a nil or
-// duplicate tool). Registering the same agent name twice on one worker
-// panics, as the SDK does.
+// Register refuses, with an error naming the field, what it cannot honour:
+// a Store (the workflow history is the session; a [Result] carries the
+// messages) and the OnRunStart, OnRunEnd, OnTurnStart and OnTurnEnd hooks
+// (the contexts they return would have to span activities, possibly on
+// different workers). It also returns an error for an invalid Agent (no
+// Planner, a nil or duplicate tool). Registering the same agent name twice
+// on one worker panics, as the SDK does.
+//
+// The worker keeps ag and calls its callbacks from activity goroutines; ag
+// must not be modified afterwards.
 func Register(r Registry, ag *agentrt.Agent, opts Options) error {
 	d, err := newDefinition(ag, opts)
 	if err != nil {
 		return err
 	}
 	r.RegisterWorkflowWithOptions(d.workflow, workflow.RegisterOptions{Name: WorkflowName(ag.Name)})
-	acts := &activities{d: d, ag: ag}
+	acts := &activities{d: d}
 	r.RegisterActivityWithOptions(acts.plan, activity.RegisterOptions{Name: planActivityName(ag.Name)})
+	r.RegisterActivityWithOptions(acts.decide, activity.RegisterOptions{Name: decideActivityName(ag.Name)})
 	r.RegisterActivityWithOptions(acts.tool, activity.RegisterOptions{Name: toolActivityName(ag.Name)})
 	return nil
 }
@@ -152,79 +164,58 @@ func Register(r Registry, ag *agentrt.Agent, opts Options) error {
 // definition is what the workflow and its activities derive from an Agent
 // once, at registration.
 type definition struct {
-	name         string
-	instructions string
-	tools        map[string]agentrt.Tool
-	specs        []agentrt.ToolSpec
-	byName       map[string]agentrt.ToolSpec
-	names        string // "a", "b" for the unknown-tool message
-	idempotent   map[string]bool
-	policy       Policy
-	maxTurns     int
-	maxPar       int
-	toolTimeout  time.Duration
-	maxOutput    int
-	retry        agentrt.RetryPolicy
-	budget       agentrt.Budget
-	noFinal      bool
-	opts         Options
+	ag          *agentrt.Agent
+	name        string
+	byName      map[string]agentrt.ToolSpec
+	idempotent  map[string]bool
+	policy      Policy
+	toolTimeout time.Duration
+	maxDuration time.Duration
+	opts        Options
 }
 
 func newDefinition(ag *agentrt.Agent, opts Options) (*definition, error) {
 	if ag == nil {
 		return nil, fmt.Errorf("agentrt/temporal: nil Agent")
 	}
-	if ag.Planner == nil {
-		return nil, agentrt.ErrNoPlanner
+	if ag.Store != nil {
+		return nil, errors.New("agentrt/temporal: Agent.Store is not used on Temporal (the workflow history is the session, and a Result carries its messages): leave it nil")
+	}
+	for i, h := range ag.Hooks {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"OnRunStart", h.OnRunStart != nil}, {"OnRunEnd", h.OnRunEnd != nil}, {"OnTurnStart", h.OnTurnStart != nil}, {"OnTurnEnd", h.OnTurnEnd != nil}} {
+			if f.set {
+				return nil, fmt.Errorf("agentrt/temporal: Agent.Hooks[%d].%s is not supported on Temporal: a run's and a turn's steps run in separate activities, possibly on different workers, so the context it returns cannot reach them", i, f.name)
+			}
+		}
+	}
+	// The loop validates the Agent (and calls every tool's Spec once).
+	if _, err := agentrt.NewDurable(ag, "", nil); err != nil {
+		return nil, err
 	}
 	d := &definition{
-		name:         ag.Name,
-		instructions: ag.Instructions,
-		tools:        make(map[string]agentrt.Tool, len(ag.Tools)),
-		byName:       make(map[string]agentrt.ToolSpec, len(ag.Tools)),
-		idempotent:   make(map[string]bool, len(opts.Idempotent)),
-		policy:       opts.Policy,
-		maxTurns:     ag.MaxTurns,
-		maxPar:       ag.MaxParallelTools,
-		toolTimeout:  ag.ToolTimeout,
-		maxOutput:    ag.MaxToolOutput,
-		retry:        ag.Retry,
-		budget:       ag.Budget,
-		noFinal:      ag.NoFinalAnswer,
+		ag:          ag,
+		name:        ag.Name,
+		byName:      make(map[string]agentrt.ToolSpec, len(ag.Tools)),
+		idempotent:  make(map[string]bool, len(opts.Idempotent)),
+		policy:      opts.Policy,
+		toolTimeout: ag.ToolTimeout,
+		maxDuration: ag.Budget.MaxDuration,
 	}
-	names := make([]string, 0, len(ag.Tools))
-	for i, t := range ag.Tools {
-		if t == nil {
-			return nil, fmt.Errorf("agentrt/temporal: Agent.Tools[%d] is nil", i)
-		}
+	for _, t := range ag.Tools {
 		s := t.Spec()
-		if _, dup := d.tools[s.Name]; dup {
-			return nil, fmt.Errorf("agentrt/temporal: two tools are named %q", s.Name)
-		}
-		d.tools[s.Name] = t
 		d.byName[s.Name] = s
-		d.specs = append(d.specs, s)
-		names = append(names, strconv.Quote(s.Name))
 	}
-	slices.Sort(names)
-	d.names = strings.Join(names, ", ")
 	for _, n := range opts.Idempotent {
 		d.idempotent[n] = true
 	}
-	if d.policy == PolicyFromAgent {
-		d.policy = policyOf(ag.Permission)
-	}
-	if d.maxTurns <= 0 {
-		d.maxTurns = agentrt.DefaultMaxTurns
-	}
-	if d.maxPar <= 0 {
-		d.maxPar = agentrt.DefaultMaxParallelTools
-	}
-	if d.maxOutput == 0 {
-		d.maxOutput = agentrt.DefaultMaxToolOutput
-	}
 	if opts.ToolAttempts <= 0 {
 		opts.ToolAttempts = 3
+	}
+	if opts.PlannerAttempts <= 0 {
+		opts.PlannerAttempts = 5
 	}
 	if opts.MaxToolDuration <= 0 {
 		opts.MaxToolDuration = time.Hour
@@ -239,15 +230,18 @@ func newDefinition(ag *agentrt.Agent, opts Options) (*definition, error) {
 	return d, nil
 }
 
-// policyOf maps an in-process permission checker to a workflow policy.
-func policyOf(pc agentrt.PermissionChecker) Policy {
-	switch {
-	case pc == nil || pc == agentrt.AllowReadOnly():
-		return PolicyReadOnly
-	case pc == agentrt.AllowAll():
-		return PolicyAllowAll
+// checker is the permission checker of the decide activity: nil for the
+// Agent's own.
+func (d *definition) checker() agentrt.PermissionChecker {
+	switch d.policy {
+	case PolicyReadOnly:
+		return agentrt.AllowReadOnly()
+	case PolicyAllowAll:
+		return agentrt.AllowAll()
+	case PolicyAsk:
+		return askChecker{}
 	}
-	return PolicyAsk
+	return nil
 }
 
 // toolTimeoutOf is the tool's own timeout inside the activity, 0 for none.
@@ -256,19 +250,4 @@ func (d *definition) toolTimeoutOf(s agentrt.ToolSpec) time.Duration {
 		return s.Timeout
 	}
 	return d.toolTimeout
-}
-
-// plannerRetry mirrors the defaults of agentrt.RetryPolicy.
-func (d *definition) plannerRetry() (attempts int32, base, max time.Duration) {
-	attempts, base, max = int32(d.retry.MaxAttempts), d.retry.BaseDelay, d.retry.MaxDelay
-	if attempts <= 0 {
-		attempts = 3
-	}
-	if base <= 0 {
-		base = 500 * time.Millisecond
-	}
-	if max <= 0 {
-		max = 10 * time.Second
-	}
-	return attempts, base, max
 }

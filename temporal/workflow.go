@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,9 @@ type RunInput struct {
 // readable with [QueryState].
 type Result struct {
 	Reason    agentrt.StopReason `json:"reason"`
+	Layer     agentrt.Layer      `json:"layer,omitempty"`
 	FinalText string             `json:"final_text"`
+	Detail    string             `json:"detail,omitempty"`
 	Usage     agentrt.Usage      `json:"usage"`
 	Turns     int                `json:"turns"`
 	// Messages is the whole session, History included.
@@ -49,7 +52,7 @@ type Result struct {
 
 // Done returns the result as the Done event of an in-process run.
 func (r *Result) Done() agentrt.Done {
-	return agentrt.Done{Reason: r.Reason, FinalText: r.FinalText, Usage: r.Usage, Turns: r.Turns}
+	return agentrt.Done{Reason: r.Reason, Layer: r.Layer, FinalText: r.FinalText, Detail: r.Detail, Usage: r.Usage, Turns: r.Turns}
 }
 
 // Approval answers a pending write-tool call; send it as the payload of
@@ -100,6 +103,7 @@ const (
 	KindToolCall           = "tool_call"
 	KindPermissionDecision = "permission_decision"
 	KindToolResult         = "tool_result"
+	KindHookFailed         = "hook_failed"
 	KindDone               = "done"
 )
 
@@ -122,8 +126,11 @@ type EventRecord struct {
 	Allow  bool   `json:"allow,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	Source string `json:"source,omitempty"`
-	// Error is the failure behind an is_error tool result.
-	Error      string        `json:"error,omitempty"`
+	// Error is the failure behind an is_error tool result, or a hook's.
+	Error string `json:"error,omitempty"`
+	// Stage and Index name the hook of a hook_failed event.
+	Stage      string        `json:"stage,omitempty"`
+	Index      int           `json:"index,omitempty"`
 	FullOutput string        `json:"full_output,omitempty"`
 	Duration   time.Duration `json:"duration,omitempty"`
 	// Done is the end of the run.
@@ -152,12 +159,47 @@ func (e EventRecord) Event() agentrt.Event {
 			ev.Err = &agentrt.ToolError{Tool: e.Tool, ToolUseID: e.ToolUseID, Err: errors.New(e.Error)}
 		}
 		return ev
+	case KindHookFailed:
+		return agentrt.HookFailed{Turn: e.Turn, Err: &agentrt.HookError{Stage: e.Stage, Index: e.Index, Err: errors.New(e.Error)}}
 	case KindDone:
 		if e.Done != nil {
 			return *e.Done
 		}
 	}
 	return nil
+}
+
+// recordOf converts an event the workflow keeps to its record.
+func recordOf(ev agentrt.Event) (EventRecord, bool) {
+	switch ev := ev.(type) {
+	case agentrt.AssistantMessage:
+		return EventRecord{Kind: KindAssistantMessage, Turn: ev.Turn, Message: &ev.Message, Usage: ev.Usage, Finish: ev.Finish}, true
+	case agentrt.ToolCall:
+		return EventRecord{Kind: KindToolCall, Turn: ev.Turn, ToolUse: &ev.ToolUse, ReadOnly: ev.ReadOnly}, true
+	case agentrt.PermissionDecision:
+		return EventRecord{Kind: KindPermissionDecision, Turn: ev.Turn, Tool: ev.Tool, ToolUseID: ev.ToolUseID,
+			Allow: ev.Decision.Allow, Reason: ev.Decision.Reason, Source: ev.Decision.Source}, true
+	case agentrt.ToolResult:
+		r := EventRecord{Kind: KindToolResult, Turn: ev.Turn, Tool: ev.Tool, ToolUseID: ev.Message.ToolUseID, Message: &ev.Message,
+			FullOutput: ev.FullOutput, Duration: ev.Duration}
+		var te *agentrt.ToolError
+		switch {
+		case errors.As(ev.Err, &te) && te.Err != nil:
+			r.Error = te.Err.Error()
+		case ev.Err != nil:
+			r.Error = ev.Err.Error()
+		}
+		return r, true
+	case agentrt.HookFailed:
+		r := EventRecord{Kind: KindHookFailed, Turn: ev.Turn}
+		if ev.Err != nil {
+			r.Stage, r.Index, r.Error = ev.Err.Stage, ev.Err.Index, ev.Err.Err.Error()
+		}
+		return r, true
+	case agentrt.Done:
+		return EventRecord{Kind: KindDone, Done: &ev}, true
+	}
+	return EventRecord{}, false
 }
 
 func deref(m *agentrt.Message) agentrt.Message {
@@ -167,22 +209,24 @@ func deref(m *agentrt.Message) agentrt.Message {
 	return *m
 }
 
-// wfRun is the state of one workflow execution. Everything here is
+// wfRun is the state of one workflow execution: the loop
+// ([agentrt.Durable]) and what the queries show. Everything here is
 // deterministic: no clock, no randomness, maps only looked up, never
 // ranged over.
 type wfRun struct {
-	d         *definition
-	sessionID string
-	history   []agentrt.Message
-	events    []EventRecord
-	pending   []PendingApproval
-	approvals map[string]Approval // by tool_use id; arrived, not yet used
-	always    map[string]bool     // tool names allowed for the rest of the run
-	turn      int
-	turns     int
-	usage     agentrt.Usage
-	done      *agentrt.Done
-	final     string
+	d          *definition
+	lp         *agentrt.Durable
+	sessionID  string
+	history    []agentrt.Message
+	events     []EventRecord
+	pending    []PendingApproval
+	approvals  map[string]Approval // by tool_use id; arrived, not yet used
+	always     map[string]bool     // tool names allowed for the rest of the run
+	turn       int
+	usage      agentrt.Usage
+	done       *agentrt.Done
+	compaction *agentrt.Compaction // the last one; the Compressor's Previous
+	timeUp     bool                // Budget.MaxDuration has passed
 }
 
 // errCancelled marks a run that stopped because its workflow was cancelled.
@@ -190,8 +234,13 @@ var errCancelled = errors.New("cancelled")
 
 // workflow is the agent loop as a Temporal workflow.
 func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error) {
+	lp, err := agentrt.NewDurable(d.ag, in.SessionID, nil)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", nil)
+	}
 	w := &wfRun{
 		d:         d,
+		lp:        lp,
 		sessionID: in.SessionID,
 		history:   append([]agentrt.Message(nil), in.History...),
 		approvals: map[string]Approval{},
@@ -221,242 +270,252 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 		}
 	})
 
-	w.repair()
-	if in.Input != "" {
-		w.history = append(w.history, agentrt.NewUserMessage(in.Input))
-	} else if len(w.history) == 0 {
-		return nil, temporal.NewNonRetryableApplicationError(agentrt.ErrEmptyInput.Error(), "agentrt.EmptyInput", nil)
+	first, err := lp.Begin(in.History, in.Input)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.EmptyInput", nil)
 	}
-	err := w.loop(ctx)
+	w.history = append(w.history, first...)
+	runCtx := ctx
+	if t := d.maxDuration; t > 0 {
+		var cancel workflow.CancelFunc
+		runCtx, cancel = workflow.WithCancel(ctx)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			if workflow.Sleep(ctx, t) == nil {
+				w.timeUp = true
+				cancel()
+			}
+		})
+	}
+	done, runErr := w.loop(runCtx)
+	w.done = &done
+	w.emit(done)
 	switch {
-	case errors.Is(err, errCancelled):
-		w.finish(agentrt.StopCancelled, "The run was cancelled.")
+	case errors.Is(runErr, errCancelled):
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		return nil, temporal.NewCanceledError("agentrt: run cancelled")
-	case err != nil:
-		w.finish(agentrt.StopError, "The run stopped: the planner failed.")
-		return nil, err
+	case runErr != nil:
+		return nil, temporal.NewNonRetryableApplicationError(runErr.Error(), "agentrt.RunError", nil)
 	}
-	return &Result{Reason: w.done.Reason, FinalText: w.done.FinalText, Usage: w.usage, Turns: w.turns, Messages: w.history}, nil
+	return &Result{Reason: done.Reason, Layer: done.Layer, FinalText: done.FinalText, Detail: done.Detail,
+		Usage: done.Usage, Turns: done.Turns, Messages: w.history}, nil
 }
 
-func (w *wfRun) emit(e EventRecord) { w.events = append(w.events, e) }
-
-func (w *wfRun) finish(reason agentrt.StopReason, text string) {
-	w.done = &agentrt.Done{Reason: reason, FinalText: text, Usage: w.usage, Turns: w.turns}
-	w.emit(EventRecord{Kind: KindDone, Done: w.done})
+func (w *wfRun) emit(ev agentrt.Event) {
+	if r, ok := recordOf(ev); ok {
+		w.events = append(w.events, r)
+	}
 }
 
-// repair gives an "interrupted" result to every unanswered tool_use of the
-// last assistant message of the history.
-func (w *wfRun) repair() {
-	w.history = append(w.history, agentrt.InterruptedResults(w.history)...)
-}
+func (w *wfRun) add(msgs ...agentrt.Message) { w.history = append(w.history, msgs...) }
 
-// loop runs the turns. It returns errCancelled when the workflow was
-// cancelled, a planner error, or nil after finishing the run.
-func (w *wfRun) loop(ctx workflow.Context) error {
-	for w.turn = 1; w.turn <= w.d.maxTurns; w.turn++ {
+// loop runs the turns and returns the run's Done and error: errCancelled
+// when the workflow was cancelled, or the error that ended the run.
+func (w *wfRun) loop(ctx workflow.Context) (agentrt.Done, error) {
+	for {
 		if ctx.Err() != nil {
-			return errCancelled
+			return w.cancelled(ctx)
 		}
-		out, err := w.plan(ctx)
-		if err != nil {
-			return err
+		req := w.lp.Request()
+		w.turn = req.Turn
+		resp, layer, err := w.plan(ctx, req)
+		switch {
+		case errors.Is(err, errCancelled):
+			return w.cancelled(ctx)
+		case err != nil:
+			return w.stop(agentrt.StopError, layer, err)
 		}
-		if !out.Message.HasToolUse() {
-			w.finish(agentrt.StopComplete, out.Message.Text())
-			return nil
+		w.usage = w.usage.Add(resp.Usage)
+		msg, calls := w.lp.Accept(resp)
+		w.add(msg)
+		w.emit(agentrt.AssistantMessage{Turn: w.turn, Message: msg, Usage: resp.Usage, Finish: resp.Finish})
+		if len(calls) > 0 {
+			if err := w.runTools(ctx, calls); err != nil || ctx.Err() != nil {
+				return w.cancelled(ctx)
+			}
 		}
-		if err := w.runTools(ctx, out); err != nil {
-			return err
-		}
-		if why := w.exceeded(); why != "" {
-			return w.stopWithFinalAnswer(ctx, agentrt.StopBudgetExceeded, "The run stopped: it reached "+why+" (budget_exceeded).")
+		if done, err := w.lp.Next(); done != nil {
+			return *done, err
 		}
 	}
-	return w.stopWithFinalAnswer(ctx, agentrt.StopMaxTurns, fmt.Sprintf("The run stopped after %d turns without a final answer (max_turns).", w.d.maxTurns))
 }
 
-func (w *wfRun) exceeded() string {
-	b := w.d.budget
-	if b.MaxTokens > 0 && w.usage.Total() >= b.MaxTokens {
-		return fmt.Sprintf("its token budget (%d of %d tokens used)", w.usage.Total(), b.MaxTokens)
-	}
-	if b.MaxCost > 0 {
-		if c := b.Prices.Cost(w.usage); c >= b.MaxCost {
-			return fmt.Sprintf("its cost budget (%.4f of %.4f spent)", c, b.MaxCost)
-		}
-	}
-	return ""
+// stop ends the run early: the open tool_uses get their results.
+func (w *wfRun) stop(reason agentrt.StopReason, layer agentrt.Layer, err error) (agentrt.Done, error) {
+	msgs, done := w.lp.Stop(reason, layer, err)
+	w.add(msgs...)
+	return done, err
 }
 
-// stopWithFinalAnswer asks the model once more for an answer without tools
-// (unless Agent.NoFinalAnswer), then finishes the run.
-func (w *wfRun) stopWithFinalAnswer(ctx workflow.Context, reason agentrt.StopReason, why string) error {
-	text := why
-	if !w.d.noFinal {
-		w.turn++
-		w.final = "This run has reached a limit and is about to stop: " + why +
-			" Do not call any tool. Answer the user now, as well as you can with what you have found so far, and say what is left undone."
-		out, err := w.plan(ctx)
-		if err != nil {
-			return err
-		}
-		for _, u := range out.Message.ToolUses() {
-			w.history = append(w.history, agentrt.NewToolResult(u.ID, "not run: the run reached a limit and is over", true))
-		}
-		if t := out.Message.Text(); t != "" {
-			text = t
-		}
+// cancelled ends a run whose context was cancelled: by a client, or by the
+// time budget.
+func (w *wfRun) cancelled(ctx workflow.Context) (agentrt.Done, error) {
+	if w.timeUp {
+		return w.stop(agentrt.StopBudgetExceeded, agentrt.LayerLimit, nil)
 	}
-	w.finish(reason, text)
-	return nil
+	done, _ := w.stop(agentrt.StopCancelled, agentrt.LayerCancellation, errors.New("agentrt: run cancelled: the workflow was cancelled"))
+	return done, errCancelled
 }
 
-// plan runs the planner activity and appends its message.
-func (w *wfRun) plan(ctx workflow.Context) (*PlanOutput, error) {
-	attempts, base, maxDelay := w.d.plannerRetry()
+// plan makes a planner call: one planner activity per attempt, retried
+// by the workflow as Agent.Retry says. The activity's own retries are for
+// timeouts only (a worker that died), so they do not use up Agent.Retry.
+func (w *wfRun) plan(ctx workflow.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, agentrt.Layer, error) {
+	o := w.d.opts
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: w.d.opts.PlannerTimeout,
-		HeartbeatTimeout:    w.d.opts.HeartbeatTimeout,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    base,
-			BackoffCoefficient: 2,
-			MaximumInterval:    maxDelay,
-			MaximumAttempts:    attempts,
-		},
+		StartToCloseTimeout: o.PlannerTimeout,
+		HeartbeatTimeout:    o.HeartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: int32(o.PlannerAttempts)},
 	})
-	system := w.d.instructions
-	if w.final != "" {
-		system += "\n\n" + w.final
-	}
-	n := len(w.history)
-	in := PlanInput{SessionID: w.sessionID, Turn: w.turn, System: system, Messages: w.history[:n:n], Tools: w.d.specs}
-	var out PlanOutput
-	if err := workflow.ExecuteActivity(actx, planActivityName(w.d.name), in).Get(actx, &out); err != nil {
-		if ctx.Err() != nil {
-			return nil, errCancelled
+	force := false
+	for attempt := 1; ; attempt++ {
+		in := PlanInput{SessionID: w.sessionID, Turn: req.Turn, System: req.System, Messages: req.Messages, Tools: req.Tools,
+			ResponseSchema: req.ResponseSchema, Compaction: w.compaction, Force: force, Attempt: attempt}
+		var out PlanOutput
+		err := workflow.ExecuteActivity(actx, planActivityName(w.d.name), in).Get(actx, &out)
+		if err == nil {
+			if out.Compaction != nil {
+				w.compaction = out.Compaction
+			}
+			w.events = append(w.events, out.Events...)
+			msg, err := out.message()
+			if err != nil {
+				return nil, agentrt.LayerPlanner, fmt.Errorf("agentrt: planner (turn %d): decode its message: %w", req.Turn, err)
+			}
+			return &agentrt.ModelResponse{Message: msg, Usage: out.Usage, Finish: out.Finish, Model: out.Model}, "", nil
 		}
-		return nil, fmt.Errorf("agentrt: planner (turn %d): %w", w.turn, err)
+		if ctx.Err() != nil {
+			return nil, "", errCancelled
+		}
+		var f planFailure
+		var ae *temporal.ApplicationError
+		if !errors.As(err, &ae) || ae.Type() != plannerErrorType || ae.Details(&f) != nil {
+			// The activity itself failed (timeouts, attempt after attempt).
+			return nil, agentrt.LayerPlanner, fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, err)
+		}
+		if f.Compaction != nil {
+			w.compaction = f.Compaction
+		}
+		w.events = append(w.events, f.Events...)
+		switch {
+		case f.Compact:
+			force = true
+			attempt--
+			continue
+		case !f.Retry:
+			return nil, f.Layer, errors.New(f.Message)
+		}
+		if workflow.Sleep(ctx, f.Delay) != nil {
+			return nil, "", errCancelled
+		}
 	}
-	w.turns++
-	w.usage = w.usage.Add(out.Usage)
-	w.history = append(w.history, out.Message)
-	msg := out.Message
-	w.emit(EventRecord{Kind: KindAssistantMessage, Turn: w.turn, Message: &msg, Usage: out.Usage, Finish: out.Finish})
-	return &out, nil
 }
 
-// wfCall is one tool_use being handled by the workflow.
+// wfCall is a call of the current group.
 type wfCall struct {
 	use    agentrt.Block
 	spec   agentrt.ToolSpec
-	result *ToolOutput // decided or finished
+	input  json.RawMessage      // what the tool runs with, when allowed
+	out    *agentrt.ToolOutcome // decided or finished
+	ran    bool
 	future workflow.Future
 }
 
-// runTools handles the tool_uses of one assistant message, in order:
-// consecutive read-only calls run concurrently (at most MaxParallelTools at
-// once), a write tool alone. Every tool_use gets exactly one result,
-// appended right after the message, whatever happens.
-func (w *wfRun) runTools(ctx workflow.Context, out *PlanOutput) error {
-	uses := out.Message.ToolUses()
-	calls := make([]wfCall, len(uses))
-	for i, u := range uses {
-		calls[i].use = u
-	}
+// runTools handles the calls of one assistant message, one group after
+// another (Durable.Batch): every call of a group is decided in order, the
+// allowed ones run together, and their results are settled in order. It
+// returns errCancelled when the workflow was cancelled; the calls not
+// settled then get their results from Stop.
+func (w *wfRun) runTools(ctx workflow.Context, calls []agentrt.ToolCall) error {
 	for i := 0; i < len(calls); {
-		if ctx.Err() != nil {
-			w.skipRest(calls[i:])
-			return errCancelled
+		j := w.lp.Batch(i)
+		group := make([]wfCall, j-i)
+		for k := range group {
+			c, tc := &group[k], calls[i+k]
+			c.use, c.spec = tc.ToolUse, w.d.byName[tc.ToolUse.Name]
+			w.emit(tc)
+			if !w.lp.Runs(i + k) {
+				continue
+			}
+			if ctx.Err() != nil {
+				return errCancelled
+			}
+			if err := w.decide(ctx, c); err != nil {
+				return err
+			}
 		}
-		c := &calls[i]
-		if err := w.check(ctx, c, out.Notes); err != nil {
-			w.skipRest(calls[i:])
-			return err
-		}
-		if c.result != nil || !c.spec.ReadOnly {
-			if c.result == nil {
+		for k := range group {
+			if c := &group[k]; c.out == nil && w.lp.Runs(i+k) {
 				w.start(ctx, c)
+			}
+		}
+		for k := range group {
+			c := &group[k]
+			if c.future != nil {
 				w.wait(ctx, c)
 			}
-			w.finishCall(c)
-			i++
-			continue
-		}
-		// A run of read-only calls: check them all, run them together.
-		j := i + 1
-		for j < len(calls) && j-i < w.d.maxPar {
-			s, ok := w.d.byName[calls[j].use.Name]
-			if _, bad := out.Notes[calls[j].use.ID]; bad || !ok || !s.ReadOnly {
-				break
+			var out agentrt.ToolOutcome
+			if c.out != nil {
+				out = *c.out
 			}
-			if err := w.check(ctx, &calls[j], out.Notes); err != nil {
-				break
-			}
-			j++
-		}
-		for k := i; k < j; k++ {
-			if calls[k].result == nil {
-				w.start(ctx, &calls[k])
-			}
-		}
-		for k := i; k < j; k++ {
-			if calls[k].result == nil {
-				w.wait(ctx, &calls[k])
-			}
-			w.finishCall(&calls[k])
+			res := w.lp.Settle(i+k, out, c.ran)
+			w.add(res.Message)
+			w.emit(res)
 		}
 		i = j
 	}
-	if ctx.Err() != nil {
-		return errCancelled
-	}
 	return nil
 }
 
-// check announces a call and decides whether it may run. A call that may
-// not gets its result now. It returns errCancelled if the workflow was
-// cancelled while waiting for an approval.
-func (w *wfRun) check(ctx workflow.Context, c *wfCall, notes map[string]string) error {
-	spec, known := w.d.byName[c.use.Name]
-	w.emit(EventRecord{Kind: KindToolCall, Turn: w.turn, ToolUse: &c.use, ReadOnly: known && spec.ReadOnly})
-	if note, bad := notes[c.use.ID]; bad {
-		c.result = &ToolOutput{Content: note, IsError: true, Error: note}
-		return nil
-	}
-	if !known { // the planner activity checks this; a worker with other tools?
-		note := fmt.Sprintf("unknown tool %q; the available tools are: %s", c.use.Name, w.d.names)
-		c.result = &ToolOutput{Content: note, IsError: true, Error: note}
-		return nil
-	}
-	c.spec = spec
-	dec, err := w.decide(ctx, c)
+// decide runs the decide activity of a call and, under PolicyAsk, waits
+// for a person's approval of a write tool. A call that may not run gets
+// its outcome. It returns errCancelled if the workflow was cancelled.
+func (w *wfRun) decide(ctx workflow.Context, c *wfCall) error {
+	o := w.d.opts
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: o.PlannerTimeout,
+		HeartbeatTimeout:    o.HeartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: int32(o.PlannerAttempts)},
+	})
+	var out DecideOutput
+	err := workflow.ExecuteActivity(actx, decideActivityName(w.d.name), DecideInput{SessionID: w.sessionID, Turn: w.turn, ToolUse: c.use}).Get(actx, &out)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return errCancelled
+		}
+		w.deny(c, fmt.Sprintf("permission denied: the permission check of tool %q did not complete: %v", c.use.Name, err), "error")
+		return nil
 	}
-	w.emit(EventRecord{Kind: KindPermissionDecision, Turn: w.turn, Tool: c.use.Name, ToolUseID: c.use.ID,
-		Allow: dec.Allow, Reason: dec.Reason, Source: dec.Source})
-	if !dec.Allow {
-		c.result = &ToolOutput{Content: dec.Reason, IsError: true, Error: dec.Reason}
+	w.events = append(w.events, out.Events...)
+	switch {
+	case out.Denied != nil:
+		oc := out.Denied.outcome()
+		c.out = &oc
+		return nil
+	case out.Ask:
+		d, err := w.approve(ctx, c)
+		if err != nil {
+			return err
+		}
+		w.emit(agentrt.PermissionDecision{Turn: w.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+		if !d.Allow {
+			c.out = &agentrt.ToolOutcome{Content: d.Reason, IsError: true, Err: errors.New(d.Reason)}
+			return nil
+		}
 	}
+	c.input = out.Input
 	return nil
 }
 
-// decide applies the policy, waiting for an approval under PolicyAsk.
-func (w *wfRun) decide(ctx workflow.Context, c *wfCall) (agentrt.Decision, error) {
-	if c.spec.ReadOnly || w.d.policy == PolicyAllowAll {
-		return agentrt.Decision{Allow: true, Source: "policy"}, nil
-	}
-	if w.d.policy != PolicyAsk {
-		return agentrt.Decision{
-			Reason: fmt.Sprintf("permission denied: %q is a write tool and this agent only allows read-only tools (the worker's temporal.Options.Policy must allow it)", c.use.Name),
-			Source: "policy",
-		}, nil
-	}
+// deny gives c an is_error outcome and reports the decision.
+func (w *wfRun) deny(c *wfCall, reason, source string) {
+	w.emit(agentrt.PermissionDecision{Turn: w.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: agentrt.Decision{Reason: reason, Source: source}})
+	c.out = &agentrt.ToolOutcome{Content: reason, IsError: true, Err: errors.New(reason)}
+}
+
+// approve waits for a person's approval of a write tool call (PolicyAsk).
+func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, error) {
 	if w.always[c.use.Name] {
 		return agentrt.Decision{Allow: true, Source: "remembered"}, nil
 	}
@@ -501,7 +560,8 @@ func (w *wfRun) decide(ctx workflow.Context, c *wfCall) (agentrt.Decision, error
 	return agentrt.Decision{Allow: true, Source: source}, nil
 }
 
-// start schedules the tool activity of an allowed call.
+// start schedules the tool activity of an allowed call: a write tool runs
+// at most once unless it is idempotent; a read-only one is retried.
 func (w *wfRun) start(ctx workflow.Context, c *wfCall) {
 	o := w.d.opts
 	timeout := o.MaxToolDuration
@@ -518,18 +578,23 @@ func (w *wfRun) start(ctx workflow.Context, c *wfCall) {
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
 	})
-	c.future = workflow.ExecuteActivity(actx, toolActivityName(w.d.name),
-		ToolInput{SessionID: w.sessionID, ToolUseID: c.use.ID, Name: c.use.Name, Input: c.use.Input})
+	in := ToolInput{SessionID: w.sessionID, Turn: w.turn, ToolUseID: c.use.ID, Name: c.use.Name, Input: c.use.Input}
+	if !bytes.Equal(c.input, c.use.Input) {
+		in.Run = c.input
+	}
+	c.future = workflow.ExecuteActivity(actx, toolActivityName(w.d.name), in)
 }
 
 // wait waits for a started call and turns an activity failure into an
-// is_error result: a cancelled workflow, a dead worker (timeout), or any
+// is_error outcome: a cancelled workflow, a dead worker (timeout), or any
 // other failure after the last attempt.
 func (w *wfRun) wait(ctx workflow.Context, c *wfCall) {
 	var out ToolOutput
 	err := c.future.Get(ctx, &out)
 	if err == nil {
-		c.result = &out
+		w.events = append(w.events, out.Events...)
+		oc := out.outcome()
+		c.out, c.ran = &oc, out.Ran
 		return
 	}
 	var text string
@@ -542,25 +607,5 @@ func (w *wfRun) wait(ctx workflow.Context, c *wfCall) {
 	default:
 		text = fmt.Sprintf("interrupted: tool %q failed to complete: %v; it may or may not have taken effect", c.use.Name, err)
 	}
-	c.result = &ToolOutput{Content: text, IsError: true, Error: err.Error()}
-}
-
-// finishCall appends a call's result and records it.
-func (w *wfRun) finishCall(c *wfCall) {
-	msg := agentrt.NewToolResult(c.use.ID, c.result.Content, c.result.IsError)
-	w.history = append(w.history, msg)
-	w.emit(EventRecord{Kind: KindToolResult, Turn: w.turn, Tool: c.use.Name, ToolUseID: c.use.ID, Message: &msg,
-		Error: c.result.Error, FullOutput: c.result.FullOutput, Duration: c.result.Duration})
-}
-
-// skipRest gives every call not yet answered a "cancelled" result.
-func (w *wfRun) skipRest(rest []wfCall) {
-	for i := range rest {
-		c := &rest[i]
-		if c.result == nil {
-			text := fmt.Sprintf("cancelled: the run was stopped before tool %q ran", c.use.Name)
-			c.result = &ToolOutput{Content: text, IsError: true, Error: text}
-		}
-		w.finishCall(c)
-	}
+	c.out = &agentrt.ToolOutcome{Content: text, IsError: true, Err: err}
 }

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -250,7 +251,7 @@ func TestWorkerCrashBetweenActivities(t *testing.T) {
 	)
 	ag := newAgent(f, script)
 	env := newEnv(t, ag, Options{Policy: PolicyAllowAll})
-	acts := &activities{d: mustDefinition(t, ag, Options{Policy: PolicyAllowAll}), ag: ag}
+	acts := &activities{d: mustDefinition(t, ag, Options{Policy: PolicyAllowAll})}
 
 	// The first attempt of each tool activity dies with its worker: the
 	// server sees a heartbeat timeout.
@@ -287,6 +288,37 @@ func TestWorkerCrashBetweenActivities(t *testing.T) {
 	assert.True(t, last[len(last)-1].IsError, "the model saw the interrupted result")
 }
 
+// Worker deaths during planner calls do not use up Agent.Retry: the
+// planner activity is retried on timeouts by its own policy.
+func TestPlannerWorkerDeaths(t *testing.T) {
+	t.Parallel()
+	f := newFixture()
+	script := agenttest.Script(agenttest.Reply("hello"))
+	ag := newAgent(f, script)
+	ag.Retry = agentrt.RetryPolicy{MaxAttempts: 1}
+	env := newEnv(t, ag, Options{})
+	acts := &activities{d: mustDefinition(t, ag, Options{})}
+	var mu sync.Mutex
+	calls := 0
+	env.OnActivity(planActivityName(""), mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in PlanInput) (*PlanOutput, error) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n <= 3 {
+				return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker killed"))
+			}
+			assert.Equal(t, 1, in.Attempt, "a worker death is not a planner attempt")
+			return acts.plan(ctx, in)
+		})
+	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "hi"})
+	res := runResult(t, env)
+	assert.Equal(t, "hello", res.FinalText)
+	assert.Equal(t, 4, calls)
+	script.AssertDone(t)
+}
+
 func TestIdempotentWriteToolIsRetried(t *testing.T) {
 	t.Parallel()
 	f := newFixture()
@@ -294,7 +326,7 @@ func TestIdempotentWriteToolIsRetried(t *testing.T) {
 	ag := newAgent(f, script)
 	opts := Options{Policy: PolicyAllowAll, Idempotent: []string{"save_note"}}
 	env := newEnv(t, ag, opts)
-	acts := &activities{d: mustDefinition(t, ag, opts), ag: ag}
+	acts := &activities{d: mustDefinition(t, ag, opts)}
 	calls := 0
 	env.OnActivity(toolActivityName(""), mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in ToolInput) (*ToolOutput, error) {
@@ -342,7 +374,7 @@ func TestApproval(t *testing.T) {
 			ag.Permission = agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Answer, error) {
 				panic("the in-process checker must not be called by the workflow")
 			})
-			env := newEnv(t, ag, Options{ApprovalTimeout: tt.timeout})
+			env := newEnv(t, ag, Options{Policy: PolicyAsk, ApprovalTimeout: tt.timeout})
 			start := env.Now()
 			var pending State
 			if tt.approval != nil {
@@ -404,20 +436,24 @@ func TestApprovalAlwaysAndEarly(t *testing.T) {
 
 func TestPolicies(t *testing.T) {
 	t.Parallel()
+	custom := func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"text":"rewritten"}`), Source: "custom"}, nil
+	}
 	tests := []struct {
 		name       string
 		permission agentrt.PermissionChecker
 		policy     Policy
-		want       Policy
-		wantSaved  bool
+		wantSaved  []string
+		source     string
 	}{
-		{name: "nil is read-only", want: PolicyReadOnly},
-		{name: "AllowReadOnly", permission: agentrt.AllowReadOnly(), want: PolicyReadOnly},
-		{name: "AllowAll", permission: agentrt.AllowAll(), want: PolicyAllowAll, wantSaved: true},
-		{name: "custom func asks", permission: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
-			return agentrt.Allow(), nil
-		}), want: PolicyAsk},
-		{name: "explicit overrides", permission: agentrt.AllowAll(), policy: PolicyReadOnly, want: PolicyReadOnly},
+		{name: "nil is read-only", source: "policy"},
+		{name: "AllowReadOnly", permission: agentrt.AllowReadOnly(), source: "policy"},
+		{name: "AllowAll", permission: agentrt.AllowAll(), wantSaved: []string{"x"}, source: "policy"},
+		{name: "the Agent's checker runs on the worker", permission: agentrt.PermissionFunc(custom), wantSaved: []string{"rewritten"}, source: "custom"},
+		{name: "a panicking checker denies", permission: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+			panic("checker")
+		}), source: "error"},
+		{name: "explicit overrides", permission: agentrt.AllowAll(), policy: PolicyReadOnly, source: "policy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -425,21 +461,16 @@ func TestPolicies(t *testing.T) {
 			f := newFixture()
 			ag := newAgent(f, agenttest.Script(agenttest.CallTool("save_note", `{"text":"x"}`), agenttest.Reply("done")))
 			ag.Permission = tt.permission
-			d := mustDefinition(t, ag, Options{Policy: tt.policy})
-			require.Equal(t, tt.want, d.policy, "policy %v", d.policy)
-			if tt.want == PolicyAsk {
-				return
-			}
 			env := newEnv(t, ag, Options{Policy: tt.policy})
 			env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "save x"})
 			res := runResult(t, env)
 			results := toolResults(res.Messages)
 			require.Len(t, results, 1)
-			assert.Equal(t, !tt.wantSaved, results[0].IsError, results[0].Content)
-			if !tt.wantSaved {
-				assert.Contains(t, results[0].Content, `permission denied: "save_note" is a write tool`)
-				assert.Empty(t, f.savedNotes())
-			}
+			assert.Equal(t, tt.wantSaved == nil, results[0].IsError, results[0].Content)
+			assert.Equal(t, tt.wantSaved, f.savedNotes())
+			decisions := agenttest.Filter[agentrt.PermissionDecision](queryEvents(t, env))
+			require.Len(t, decisions, 1)
+			assert.Equal(t, tt.source, decisions[0].Decision.Source)
 		})
 	}
 }

@@ -174,8 +174,8 @@ func newAgent(dir string, delay time.Duration) (*agentrt.Agent, error) {
 			agentrt.NewTool("save_note", "Save a text note to a file.", saveNote),
 		},
 		Planner: agentrt.PlannerFunc(scriptedPlanner),
-		// Any checker other than AllowReadOnly/AllowAll means: write tools
-		// ask. On Temporal the question is answered by a signal.
+		// In-process, write tools ask on the terminal. On Temporal the
+		// worker registers with PolicyAsk: a signal answers instead.
 		Permission: agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
 	}, nil
 }
@@ -228,7 +228,8 @@ func runWorker(address, dir string, delay time.Duration) error {
 	w := worker.New(c, taskQueue, worker.Options{})
 	// A dead worker is noticed within HeartbeatTimeout; the weather calls
 	// it was running are retried on another worker (they are read-only).
-	opts := agenttemporal.Options{HeartbeatTimeout: 3 * time.Second}
+	// Write tools wait for an approval sent as a signal (PolicyAsk).
+	opts := agenttemporal.Options{Policy: agenttemporal.PolicyAsk, HeartbeatTimeout: 3 * time.Second}
 	if err := agenttemporal.Register(w, ag, opts); err != nil {
 		return err
 	}

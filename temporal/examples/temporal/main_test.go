@@ -45,7 +45,7 @@ func TestOnTemporalDenied(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
-	require.NoError(t, agenttemporal.Register(env, ag, agenttemporal.Options{}))
+	require.NoError(t, agenttemporal.Register(env, ag, agenttemporal.Options{Policy: agenttemporal.PolicyAsk}))
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(agenttemporal.SignalApprove, agenttemporal.Approval{ToolUseID: "call_3_0", Reason: "not now"})
 	}, time.Hour)

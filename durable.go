@@ -1,0 +1,340 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Durable is the turn logic of one run for a runtime that performs every
+// step itself and records it, so that it can replay the run after a crash:
+// a durable runtime on a workflow engine (the temporal package is one).
+// It is the loop [Agent.Run] drives, with the same decisions: unique
+// tool_use ids, what cannot run, the output cap, the loop guard, the
+// budget, max turns and the final answer, and the repair of a resumed
+// session. (Typed output, [RunTyped], is in-process only.)
+//
+// It has two sides. The loop side (Begin, Request, Accept, Batch, Runs,
+// Settle, Next, Stop) is deterministic: no clock, no goroutine, no I/O and
+// no user callback, so a workflow may call it and get the same answers on
+// replay. The step side (Plan, Decide, Execute) runs the user's callbacks
+// exactly as Run does, with panics and runtime.Goexit contained; call it
+// where side effects belong (a workflow engine's activities), with a
+// Durable made for that step.
+//
+// A run goes: Begin; then per turn Request, Plan (on the step side),
+// Accept, and for each group of calls (Batch) Decide and Execute the calls
+// that Runs, Settle each in order; then Next, until it returns Done. Stop
+// ends a run early (cancellation, a failed planner call). Store the
+// messages Begin, Accept, Settle and Stop return, in that order: they are
+// the session.
+//
+// The loop side is not safe for concurrent use. The step side is: each
+// step keeps its own state, so several may run at once (the tools of a
+// parallel group).
+type Durable struct {
+	a          *Agent
+	p          *prepared // the Agent's, without its Store: the runtime stores
+	permission PermissionChecker
+	l          loop
+	last       Message // the current turn's assistant message
+	calls      []ToolCall
+}
+
+// NewDurable returns the loop of one run of a on sessionID. permission,
+// when non-nil, replaces Agent.Permission in Decide and for the sub-agents
+// an AgentTool runs in Execute. It fails like Run for an invalid Agent.
+func NewDurable(a *Agent, sessionID string, permission PermissionChecker) (*Durable, error) {
+	if a.Planner == nil {
+		return nil, ErrNoPlanner
+	}
+	p := a.prepare()
+	if p.err != nil {
+		return nil, p.err
+	}
+	own := *p
+	own.store = nil
+	d := &Durable{a: a, p: &own, permission: p.permission}
+	if permission != nil {
+		d.permission = permission
+	}
+	d.l.init(&own, sessionID, nil)
+	return d, nil
+}
+
+// Begin starts the run on the stored session history: it returns the
+// messages to store before the first turn ("interrupted" results for
+// tool_uses a crash left unanswered, then input as a user message unless
+// it is empty). It fails with [ErrEmptyInput] when both are empty.
+func (d *Durable) Begin(history []Message, input string) ([]Message, error) {
+	repairs, user, err := d.l.begin(slices.Clone(history), input)
+	if err != nil {
+		return nil, err
+	}
+	if user != nil {
+		repairs = append(repairs, *user)
+	}
+	for _, m := range repairs {
+		d.l.add(m)
+	}
+	d.l.turn = 1
+	return repairs, nil
+}
+
+// Request returns the next planner call's request: the whole session (the
+// Compressor runs in Plan), the tools, and, for the final answer after a
+// limit, no tools and the instruction to answer now. Its Messages must not
+// be modified.
+func (d *Durable) Request() *ModelRequest { return d.l.request() }
+
+// Accept takes the planner's response and returns the assistant message to
+// store (every tool_use with an id unique in the session and a valid JSON
+// input) and the turn's calls, in order, as the ToolCall events Run
+// yields. The slice is valid until the next Accept.
+func (d *Durable) Accept(resp *ModelResponse) (Message, []ToolCall) {
+	msg := d.l.accept(resp)
+	d.l.add(msg)
+	d.last = msg
+	d.calls = d.calls[:0]
+	for _, c := range d.l.calls {
+		d.calls = append(d.calls, ToolCall{Turn: d.l.turn, ToolUse: c.use, ReadOnly: c.entry != nil && c.entry.spec.ReadOnly})
+	}
+	return msg, d.calls
+}
+
+// Batch returns the end of the group of calls that starts at call i: i+1
+// for a call that runs alone, or the end of a run of read-only calls that
+// may run together (at most Agent.MaxParallelTools at once).
+func (d *Durable) Batch(i int) int { return d.l.batch(i) }
+
+// Runs reports whether call i is to be decided and executed. A call that
+// does not run (a malformed, duplicate or unknown call, or a call of the
+// final answer) is settled with the loop's own result.
+func (d *Durable) Runs(i int) bool { return d.l.calls[i].note == "" }
+
+// Settle gives call i its outcome (from Decide or Execute; ignored for a
+// call that Runs reports false for) and returns its ToolResult event, whose
+// Message is the result to store: the output cut to Agent.MaxToolOutput
+// and the loop guard's note added. ran says whether the tool's Execute
+// returned. Settle the calls of a turn in order.
+func (d *Durable) Settle(i int, out ToolOutcome, ran bool) ToolResult {
+	c := &d.l.calls[i]
+	if c.note != "" {
+		c.decide(c.note, nil)
+	} else {
+		c.result = NewToolResult(c.use.ID, out.Content, out.IsError)
+		c.err, c.dur, c.ran = out.Err, out.Duration, ran
+		if _, ok := c.err.(*ToolError); c.err != nil && !ok {
+			c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: c.err}
+		}
+	}
+	d.l.settle(c)
+	d.l.add(c.result)
+	return ToolResult{Turn: d.l.turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur, FullOutput: c.full}
+}
+
+// Next decides what follows the turn once its calls are settled: with a
+// nil done the run goes on with the next Request; otherwise the run is
+// over, done is its Done event and err its error, if any.
+func (d *Durable) Next() (done *Done, err error) {
+	o := d.l.next(d.last)
+	if !o.stop {
+		return nil, nil
+	}
+	dn := d.l.done(o)
+	return &dn, o.err
+}
+
+// Stop ends the run early, for reason and from layer, with err (nil for a
+// time budget that ran out: StopBudgetExceeded). It returns the results
+// to store for the tool_uses not yet answered, in order, and the Done event.
+func (d *Durable) Stop(reason StopReason, layer Layer, err error) ([]Message, Done) {
+	o := outcome{stop: true, reason: reason, layer: layer, err: err}
+	if reason == StopBudgetExceeded && err == nil {
+		o = d.l.timeBudget()
+	}
+	msgs := unanswered(d.l.history, d.l.stoppedResult)
+	for _, m := range msgs {
+		d.l.add(m)
+	}
+	return msgs, d.l.done(o)
+}
+
+// PlanOutcome is the outcome of one planner attempt made by
+// [Durable.Plan].
+type PlanOutcome struct {
+	// Response is the planner's answer, nil when Err is set.
+	Response *ModelResponse
+	// Compaction is the compaction the Compressor made in this attempt,
+	// or nil: pass it as prev from now on.
+	Compaction *Compaction
+	// Err is the attempt's failure and Layer where it came from.
+	Err   error
+	Layer Layer
+	// Compact says to make the same attempt again with force (a
+	// context-length error); Retry to make the next attempt after Delay
+	// (a transient error, per Agent.Retry). With neither, Err ends the run.
+	Compact bool
+	Retry   bool
+	Delay   time.Duration
+}
+
+// Plan makes one planner attempt (attempt counts from 1) of req, a
+// Request, as Run does: the Compressor's view of req.Messages given the
+// previous compaction prev (force after a context-length error; its State
+// is always nil), the BeforePlan hooks, the planner and the AfterPlan
+// hooks. A panic or Goexit in any of them becomes an Err wrapping
+// *PanicError. Events (HookFailed, and TextDelta as the text streams in) go
+// to emit, if non-nil. The delay of a retry has jitter: Plan is not
+// deterministic.
+func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction, force bool, attempt int, emit func(Event)) PlanOutcome {
+	r := d.runner(ctx, req.Turn, emit)
+	defer r.stopWorker()
+	r.compact = prev
+	view, err := r.compress(req.Messages, force)
+	if err != nil {
+		return PlanOutcome{Err: err, Layer: LayerPlanner}
+	}
+	var out PlanOutcome
+	if r.compact != prev {
+		out.Compaction = r.compact
+	}
+	q := *req
+	q.Messages = view
+	if q.OnText == nil && emit != nil {
+		q.OnText = func(delta string) { r.send(TextDelta{Turn: req.Turn, Text: delta}) }
+	}
+	resp, layer, planErr, fatal := r.planAttempt(&q)
+	switch {
+	case fatal != nil:
+		out.Err, out.Layer = fatal, layer
+	case planErr != nil:
+		out.Compact, out.Retry = planRetry(d.a.Retry, attempt, force, planErr)
+		if out.Retry {
+			out.Delay = d.a.Retry.delay(attempt, planErr)
+		}
+		out.Err, out.Layer = fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, planErr), layerOf(planErr)
+	default:
+		out.Response = resp
+	}
+	return out
+}
+
+// Decide decides whether a call may run, as Run does: the tool's Decode,
+// then the permission checker. It returns the input to pass to Execute
+// (the model's, or the checker's replacement as JSON), or, when the call
+// may not run, its outcome (is_error). A panic or Goexit in Decode or the
+// checker denies the call. Events (PermissionDecision) go to emit, if
+// non-nil. The BeforeTool hooks run in Execute, with the tool.
+func (d *Durable) Decide(ctx context.Context, turn int, use Block, emit func(Event)) (input json.RawMessage, denied *ToolOutcome) {
+	c, out := d.lookup(use)
+	if out != nil {
+		return nil, out
+	}
+	r := d.runner(ctx, turn, emit)
+	defer r.stopWorker()
+	allowed := false
+	if perr := r.doFunc(func() { allowed = r.check(c) }); perr != nil {
+		r.contained(c, perr)
+	}
+	if !allowed {
+		return nil, outcomeOf(c)
+	}
+	input = use.Input
+	if c.rewrite != nil {
+		if raw, ok := rawJSON(c.rewrite); ok {
+			input = raw
+		} else if input, ok = marshal(c.rewrite); !ok {
+			c.decide(fmt.Sprintf("permission denied: the permission checker's input for tool %q could not be encoded as JSON", use.Name), nil)
+			return nil, outcomeOf(c)
+		}
+	}
+	return input, nil
+}
+
+// Execute runs a call that Decide allowed, with input, as Run does: the
+// BeforeTool hooks (which may block it), the tool with its timeout, and the
+// AfterTool hooks. Every failure (an error, a panic or Goexit, a timeout, a
+// block) is its is_error outcome; ran says whether the tool's Execute
+// returned. Events (HookFailed, PermissionDecision for a block,
+// SubAgentEvent) go to emit, if non-nil. An AgentTool's child session is
+// named after this run's session and the call's id.
+func (d *Durable) Execute(ctx context.Context, turn int, use Block, input json.RawMessage, emit func(Event)) (out ToolOutcome, ran bool) {
+	c, denied := d.lookup(use)
+	if denied != nil {
+		return *denied, false
+	}
+	r := d.runner(ctx, turn, emit)
+	defer r.stopWorker()
+	perr := r.doFunc(func() {
+		c.stage = stageDecode
+		in, err := c.entry.tool.Decode(input)
+		if err != nil {
+			c.decide(fmt.Sprintf("tool %q: %v", use.Name, err), err)
+			return
+		}
+		c.input = in
+		if len(r.p.hooks) > 0 && !r.beforeToolHooks(c) {
+			return
+		}
+		r.execute(c)
+	})
+	if perr != nil {
+		r.contained(c, perr)
+	}
+	r.afterGoexit(c)
+	for _, herr := range c.herrs {
+		r.emit(HookFailed{Turn: turn, Err: herr})
+	}
+	return *outcomeOf(c), c.ran
+}
+
+// lookup returns the call of use, or the outcome of a call of a tool the
+// Agent does not have.
+func (d *Durable) lookup(use Block) (*call, *ToolOutcome) {
+	c := &call{use: use}
+	e, ok := d.p.tools[use.Name]
+	if !ok {
+		c.decide(d.p.unknownTool(use.Name), nil)
+		return nil, outcomeOf(c)
+	}
+	c.entry = e
+	return c, nil
+}
+
+// runner returns an in-process run that performs one step of a durable
+// run: its callbacks run on its worker, its events go to emit, and it has
+// no store.
+func (d *Durable) runner(ctx context.Context, turn int, emit func(Event)) *run {
+	r := &run{
+		agent:      d.a,
+		p:          d.p,
+		permission: d.permission,
+		ctx:        ctx,
+		turnCtx:    ctx,
+		cancel:     func() {},
+		sessionID:  d.l.sessionID,
+		yield: func(ev Event, _ error) bool {
+			if ev != nil && emit != nil {
+				emit(ev)
+			}
+			return true
+		},
+		sctx: context.WithoutCancel(ctx),
+	}
+	r.l = &r.loop
+	r.l.init(d.p, d.l.sessionID, nil)
+	r.l.turn = turn
+	return r
+}
+
+func outcomeOf(c *call) *ToolOutcome {
+	return &ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Err: c.err, Duration: c.dur}
+}
+
+func marshal(v any) (json.RawMessage, bool) {
+	b, err := json.Marshal(v)
+	return b, err == nil
+}

@@ -1,0 +1,285 @@
+package agentrt_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runDurable is a tiny durable runtime: it drives a Durable synchronously,
+// each step where an engine would record it, and returns the session.
+func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, history []agentrt.Message, input string) ([]agentrt.Message, agentrt.Done, error) {
+	lp, err := agentrt.NewDurable(ag, sessionID, nil)
+	if err != nil {
+		return nil, agentrt.Done{}, err
+	}
+	session, err := lp.Begin(history, input)
+	if err != nil {
+		return nil, agentrt.Done{}, err
+	}
+	session = append(history, session...)
+	var compaction *agentrt.Compaction
+	for {
+		// The planner call: an activity of a workflow engine.
+		req := lp.Request()
+		var out agentrt.PlanOutcome
+		force := false
+		for attempt := 1; ; attempt++ {
+			step, _ := agentrt.NewDurable(ag, sessionID, nil)
+			out = step.Plan(ctx, req, compaction, force, attempt, nil)
+			if out.Compaction != nil {
+				compaction = out.Compaction
+			}
+			if out.Compact {
+				force, attempt = true, attempt-1
+				continue
+			}
+			if !out.Retry {
+				break
+			}
+		}
+		if out.Err != nil {
+			msgs, done := lp.Stop(agentrt.StopError, out.Layer, out.Err)
+			return append(session, msgs...), done, out.Err
+		}
+		msg, calls := lp.Accept(out.Response)
+		session = append(session, msg)
+		for i := 0; i < len(calls); {
+			j := lp.Batch(i)
+			for k := i; k < j; k++ {
+				var res agentrt.ToolOutcome
+				ran := false
+				if lp.Runs(k) {
+					step, _ := agentrt.NewDurable(ag, sessionID, nil)
+					input, denied := step.Decide(ctx, calls[k].Turn, calls[k].ToolUse, nil)
+					if denied != nil {
+						res = *denied
+					} else {
+						res, ran = step.Execute(ctx, calls[k].Turn, calls[k].ToolUse, input, nil)
+					}
+				}
+				session = append(session, lp.Settle(k, res, ran).Message)
+			}
+			i = j
+		}
+		if done, err := lp.Next(); done != nil {
+			return session, *done, err
+		}
+	}
+}
+
+func ExampleDurable() {
+	type CityIn struct {
+		City string `json:"city"`
+	}
+	weather := agentrt.NewTool("weather", "Today's weather in a city.",
+		func(ctx context.Context, in CityIn) (string, error) { return "sunny in " + in.City, nil },
+		agentrt.ReadOnly())
+	ag := &agentrt.Agent{
+		Tools: []agentrt.Tool{weather},
+		Planner: agenttest.Script(
+			agenttest.CallTool("weather", `{"city":"Paris"}`),
+			agenttest.Reply("It is sunny in Paris."),
+		),
+	}
+	ctx := context.Background()
+	// The loop side, deterministic: a workflow engine runs it in its
+	// workflow and replays it after a crash.
+	lp, _ := agentrt.NewDurable(ag, "s1", nil)
+	session, _ := lp.Begin(nil, "Weather in Paris?")
+	for {
+		// The step side, with side effects: an engine runs each step as an
+		// activity and records its result. Here they run in place.
+		step, _ := agentrt.NewDurable(ag, "s1", nil)
+		out := step.Plan(ctx, lp.Request(), nil, false, 1, nil)
+		if out.Err != nil {
+			msgs, done := lp.Stop(agentrt.StopError, out.Layer, out.Err)
+			session = append(session, msgs...)
+			fmt.Println(done.Reason)
+			break
+		}
+		msg, calls := lp.Accept(out.Response)
+		session = append(session, msg)
+		for i, c := range calls { // one call at a time: Batch groups them
+			var res agentrt.ToolOutcome
+			ran := false
+			if lp.Runs(i) {
+				input, denied := step.Decide(ctx, c.Turn, c.ToolUse, nil)
+				if denied != nil {
+					res = *denied
+				} else {
+					res, ran = step.Execute(ctx, c.Turn, c.ToolUse, input, nil)
+				}
+			}
+			session = append(session, lp.Settle(i, res, ran).Message)
+		}
+		if done, _ := lp.Next(); done != nil {
+			fmt.Println(done.Reason, done.Turns)
+			break
+		}
+	}
+	for _, m := range session {
+		fmt.Println(m.String())
+	}
+	// Output:
+	// complete 2
+	// user: Weather in Paris?
+	// assistant: [tool_use call_1 weather {"city":"Paris"}]
+	// tool call_1: sunny in Paris
+	// assistant: It is sunny in Paris.
+}
+
+// TestDurableMatchesRun drives the same scenarios through Run and through
+// a Durable: the sessions and the Done events are the same.
+func TestDurableMatchesRun(t *testing.T) {
+	t.Parallel()
+	type noteIn struct {
+		Text string `json:"text"`
+	}
+	tools := func() []agentrt.Tool {
+		return []agentrt.Tool{
+			agentrt.NewTool("echo", "Echo.", func(_ context.Context, in noteIn) (string, error) { return in.Text, nil }, agentrt.ReadOnly()),
+			agentrt.NewTool("save", "Save.", func(_ context.Context, in noteIn) (string, error) { return "saved " + in.Text, nil }),
+			agentrt.NewTool("boom", "Panic.", func(_ context.Context, in noteIn) (string, error) { panic("boom") }, agentrt.ReadOnly()),
+		}
+	}
+	loopScript := func() []agenttest.Step {
+		var steps []agenttest.Step
+		for range 8 {
+			steps = append(steps, agenttest.CallTool("echo", `{"text":"same"}`))
+		}
+		return steps
+	}
+	tests := []struct {
+		name  string
+		steps func() []agenttest.Step
+		agent func(*agentrt.Agent)
+	}{
+		{name: "parallel reads, adversarial ids", steps: func() []agenttest.Step {
+			return []agenttest.Step{
+				agenttest.CallTools(
+					agenttest.ToolUse("echo", `{"text":"a"}`).WithID("x"),
+					agenttest.ToolUse("echo", `{"text":"b"}`).WithID("x"),
+					agenttest.ToolUse("echo", `{"text":"c"}`).WithID(""),
+					agenttest.ToolUse("nope", `{}`).WithID("agentrt_t1_1"),
+					agenttest.ToolUse("echo", `{bad`).WithID("y"),
+					agenttest.ToolUse("boom", `{}`).WithID("z"),
+				),
+				agenttest.CallTool("echo", `{"text":"d"}`).WithUsage(agentrt.Usage{InputTokens: 5}),
+				agenttest.Reply("done"),
+			}
+		}},
+		{name: "write denied, then allowed with a rewrite", steps: func() []agenttest.Step {
+			return []agenttest.Step{agenttest.CallTool("save", `{"text":"a"}`), agenttest.CallTool("save", `{"text":"b"}`), agenttest.Reply("ok")}
+		}, agent: func(ag *agentrt.Agent) {
+			n := 0
+			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+				n++
+				if n == 1 {
+					return agentrt.Deny("no"), nil
+				}
+				return agentrt.AllowWithInput(noteIn{Text: "rewritten"}), nil
+			})
+		}},
+		{name: "hook blocks", steps: func() []agenttest.Step {
+			return []agenttest.Step{agenttest.CallTool("echo", `{"text":"a"}`), agenttest.Reply("ok")}
+		}, agent: func(ag *agentrt.Agent) {
+			ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
+				return ctx, agentrt.BlockCall("not today")
+			}}}
+		}},
+		{name: "loop guard", steps: loopScript},
+		{name: "max turns final answer", steps: func() []agenttest.Step {
+			return append(loopScript()[:2], agenttest.Reply("partial"))
+		}, agent: func(ag *agentrt.Agent) { ag.MaxTurns = 2; ag.LoopGuard.Disabled = true }},
+		{name: "token budget final answer", steps: func() []agenttest.Step {
+			return []agenttest.Step{
+				agenttest.CallTool("echo", `{"text":"a"}`).WithUsage(agentrt.Usage{InputTokens: 100}),
+				agenttest.Reply("partial"),
+			}
+		}, agent: func(ag *agentrt.Agent) { ag.Budget.MaxTokens = 50 }},
+		{name: "planner fails", steps: func() []agenttest.Step {
+			return []agenttest.Step{agenttest.CallTool("echo", `{"text":"a"}`), agenttest.Fail(errors.New("broken"))}
+		}},
+		{name: "output cap", steps: func() []agenttest.Step {
+			return []agenttest.Step{agenttest.CallTool("echo", `{"text":"0123456789"}`), agenttest.Reply("ok")}
+		}, agent: func(ag *agentrt.Agent) { ag.MaxToolOutput = 4 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mk := func() *agentrt.Agent {
+				ag := &agentrt.Agent{Tools: tools(), Planner: agenttest.Script(tt.steps()...), Store: agentrt.NewMemoryStore()}
+				if tt.agent != nil {
+					tt.agent(ag)
+				}
+				return ag
+			}
+			ctx := context.Background()
+			in := mk()
+			evs, runErr := agenttest.Collect(in.Run(ctx, "s", "go"))
+			want, err := in.Store.Load(ctx, "s")
+			require.NoError(t, err)
+			wantDone, ok := agenttest.Done(evs)
+			require.True(t, ok)
+
+			got, done, err := runDurable(ctx, mk(), "s", nil, "go")
+			agenttest.AssertInvariants(t, got)
+			assert.Equal(t, want, got)
+			assert.Equal(t, wantDone, done)
+			if runErr == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.EqualError(t, err, runErr.Error())
+			}
+		})
+	}
+}
+
+func TestDurableResumeAndErrors(t *testing.T) {
+	t.Parallel()
+	_, err := agentrt.NewDurable(&agentrt.Agent{}, "s", nil)
+	require.ErrorIs(t, err, agentrt.ErrNoPlanner)
+	_, err = agentrt.NewDurable(&agentrt.Agent{Planner: agenttest.Script(), Tools: []agentrt.Tool{nil}}, "s", nil)
+	require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
+
+	lp, err := agentrt.NewDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
+	require.NoError(t, err)
+	_, err = lp.Begin(nil, "")
+	require.ErrorIs(t, err, agentrt.ErrEmptyInput)
+
+	// A session a crash left with an open tool_use is repaired first.
+	open := []agentrt.Message{agentrt.NewUserMessage("hi"), {Role: agentrt.RoleAssistant, Blocks: []agentrt.Block{agentrt.ToolUseBlock("a", "x", nil)}}}
+	lp, err = agentrt.NewDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
+	require.NoError(t, err)
+	msgs, err := lp.Begin(open, "")
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	assert.True(t, msgs[0].IsError)
+	assert.Equal(t, "a", msgs[0].ToolUseID)
+
+	// Stop answers the open calls of the turn.
+	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.CallTools(agenttest.ToolUse("x", `{}`), agenttest.ToolUse("y", `{}`)))}
+	lp, err = agentrt.NewDurable(ag, "s", nil)
+	require.NoError(t, err)
+	_, err = lp.Begin(nil, "go")
+	require.NoError(t, err)
+	step, _ := agentrt.NewDurable(ag, "s", nil)
+	out := step.Plan(context.Background(), lp.Request(), nil, false, 1, nil)
+	require.NoError(t, out.Err)
+	_, calls := lp.Accept(out.Response)
+	require.Len(t, calls, 2)
+	lp.Settle(0, agentrt.ToolOutcome{}, false)
+	cause := fmt.Errorf("agentrt: run cancelled: %w", context.Canceled)
+	rest, done := lp.Stop(agentrt.StopCancelled, agentrt.LayerCancellation, cause)
+	require.Len(t, rest, 1)
+	assert.Equal(t, calls[1].ToolUse.ID, rest[0].ToolUseID)
+	assert.Equal(t, agentrt.StopCancelled, done.Reason)
+	assert.Equal(t, "The run stopped: "+cause.Error(), done.Detail)
+}
