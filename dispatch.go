@@ -191,7 +191,8 @@ func (r *run) check(c *call) bool {
 		return false
 	}
 	c.stage = stageCheck
-	req := &PermissionRequest{
+	req := r.newPermissionRequest()
+	*req = PermissionRequest{
 		SessionID: r.sessionID,
 		ToolUseID: c.use.ID,
 		Tool:      e.spec,

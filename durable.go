@@ -69,12 +69,12 @@ func NewDurable(a *Agent, sessionID string, permission PermissionChecker) (*Dura
 // tool_uses a crash left unanswered, then input as a user message unless
 // it is empty). It fails with [ErrEmptyInput] when both are empty.
 func (d *Durable) Begin(history []Message, input string) ([]Message, error) {
-	repairs, user, err := d.l.begin(slices.Clone(history), input)
+	repairs, user, hasUser, err := d.l.begin(slices.Clone(history), input)
 	if err != nil {
 		return nil, err
 	}
-	if user != nil {
-		repairs = append(repairs, *user)
+	if hasUser {
+		repairs = append(repairs, user)
 	}
 	for _, m := range repairs {
 		d.l.add(m)
@@ -87,7 +87,7 @@ func (d *Durable) Begin(history []Message, input string) ([]Message, error) {
 // Compressor runs in Plan), the tools, and, for the final answer after a
 // limit, no tools and the instruction to answer now. Its Messages must not
 // be modified.
-func (d *Durable) Request() *ModelRequest { return d.l.request() }
+func (d *Durable) Request() *ModelRequest { return d.l.request(new(ModelRequest)) }
 
 // Accept takes the planner's response and returns the assistant message to
 // store (every tool_use with an id unique in the session and a valid JSON
@@ -314,7 +314,6 @@ func (d *Durable) runner(ctx context.Context, turn int, emit func(Event)) *run {
 		permission: d.permission,
 		ctx:        ctx,
 		turnCtx:    ctx,
-		cancel:     func() {},
 		sessionID:  d.l.sessionID,
 		yield: func(ev Event, _ error) bool {
 			if ev != nil && emit != nil {

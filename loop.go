@@ -56,7 +56,7 @@ func (l *loop) init(p *prepared, sessionID string, output *outputSpec) {
 // before the first turn: "interrupted" results for tool_uses a crash left
 // unanswered, and the user's input, if any. It does not add them to the
 // history; the runtime appends each with add once it is stored.
-func (l *loop) begin(stored []Message, input string) (repairs []Message, user *Message, err error) {
+func (l *loop) begin(stored []Message, input string) (repairs []Message, user Message, hasUser bool, err error) {
 	l.history = stored
 	for i := range stored {
 		for _, b := range stored[i].Blocks {
@@ -66,23 +66,23 @@ func (l *loop) begin(stored []Message, input string) (repairs []Message, user *M
 		}
 	}
 	if input == "" && len(stored) == 0 {
-		return nil, nil, ErrEmptyInput
+		return nil, Message{}, false, ErrEmptyInput
 	}
 	repairs = unanswered(stored, func(b Block) Message { return NewToolResult(b.ID, interruptedText, true) })
 	if input != "" {
-		m := NewUserMessage(input)
-		user = &m
+		return repairs, NewUserMessage(input), true, nil
 	}
-	return repairs, user, nil
+	return repairs, Message{}, false, nil
 }
 
 // add records a message that is now in the session.
 func (l *loop) add(m Message) { l.history = append(l.history, m) }
 
-// request returns the next planner call's request. The caller owns it.
-func (l *loop) request() *ModelRequest {
+// request fills req, a fresh request, for the next planner call, and
+// returns it. The caller owns it.
+func (l *loop) request(req *ModelRequest) *ModelRequest {
 	n := len(l.history)
-	req := &ModelRequest{
+	*req = ModelRequest{
 		SessionID: l.sessionID,
 		Turn:      l.turn,
 		System:    l.p.instructions,

@@ -19,7 +19,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 	compacted := false
 	for attempt := 1; ; attempt++ {
 		// A fresh request per attempt: the planner and hooks may keep it.
-		req := r.l.request()
+		req := r.l.request(r.newRequest())
 		req.Messages = view
 		req.OnText = r.onText
 		resp, layer, planErr, fatal := r.planAttempt(req)

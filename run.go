@@ -27,25 +27,23 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 			yield(nil, p.err)
 			return
 		}
-		sctx := storeContext(ctx)
-		var cancel context.CancelFunc
-		if d := p.budget.MaxDuration; d > 0 {
-			ctx, cancel = context.WithTimeoutCause(ctx, d, ErrBudgetExceeded)
-		} else {
-			ctx, cancel = context.WithCancel(ctx)
-		}
-		defer cancel()
 		r := &run{
 			agent:      a,
 			p:          p,
 			permission: p.permission,
-			ctx:        ctx,
-			turnCtx:    ctx,
-			cancel:     cancel,
 			sessionID:  sessionID,
 			yield:      yield,
-			sctx:       sctx,
+			sctx:       storeContext(ctx),
 		}
+		r.rctx.init(ctx)
+		defer r.rctx.release()
+		ctx = &r.rctx
+		if d := p.budget.MaxDuration; d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, d, ErrBudgetExceeded)
+			defer cancel()
+		}
+		r.ctx, r.turnCtx = ctx, ctx
 		r.l = &r.loop
 		r.l.init(p, sessionID, opts.output)
 		if opts.permission != nil {
@@ -65,13 +63,22 @@ type run struct {
 	loop       loop
 	permission PermissionChecker
 	ctx        context.Context
+	rctx       runCtx          // the caller's context and the run's cancellation
 	turnCtx    context.Context // the current turn's (hooks may extend it)
-	cancel     context.CancelFunc
 	sessionID  string
 	yield      func(Event, error) bool
 	stopped    bool // the consumer broke out of the loop
 	w          worker
-	sctx       context.Context // the context of store writes
+
+	// Requests handed to user code come from here, each used once, so a
+	// planner or checker that keeps one never sees it change; later ones
+	// are allocated.
+	reqs    [2]ModelRequest
+	nreq    int
+	preqs   [2]PermissionRequest
+	npreq   int
+	histBuf [5]Message      // a new session's first messages
+	sctx    context.Context // the context of store writes
 
 	// Inputs and outputs of the worker's jobs.
 	fn  func()
@@ -104,7 +111,12 @@ func (r *run) main(input string) {
 		return
 	}
 	// Room for this run's first turns without regrowing.
-	repairs, user, err := r.l.begin(slices.Grow(hist, 4), input)
+	if len(hist) == 0 {
+		hist = r.histBuf[:0]
+	} else {
+		hist = slices.Grow(hist, 4)
+	}
+	repairs, user, hasUser, err := r.l.begin(hist, input)
 	if err != nil {
 		r.yield(nil, err)
 		return
@@ -119,8 +131,8 @@ func (r *run) main(input string) {
 			return
 		}
 	}
-	if user != nil {
-		if err := r.append(*user); err != nil {
+	if hasUser {
+		if err := r.append(user); err != nil {
 			r.stop(StopError, LayerStore, "", err)
 			return
 		}
@@ -222,7 +234,7 @@ func (r *run) emit(ev Event) bool {
 	}
 	if !r.yield(ev, nil) {
 		r.stopped = true
-		r.cancel()
+		r.rctx.cancel(context.Canceled)
 		return false
 	}
 	return true
@@ -275,6 +287,24 @@ func (r *run) stopCancelled() bool {
 		cause = context.Canceled
 	}
 	return r.stop(StopCancelled, LayerCancellation, "", fmt.Errorf("agentrt: run cancelled: %w", cause))
+}
+
+// newRequest returns a ModelRequest no one else has seen.
+func (r *run) newRequest() *ModelRequest {
+	if r.nreq < len(r.reqs) {
+		r.nreq++
+		return &r.reqs[r.nreq-1]
+	}
+	return new(ModelRequest)
+}
+
+// newPermissionRequest returns a PermissionRequest no one else has seen.
+func (r *run) newPermissionRequest() *PermissionRequest {
+	if r.npreq < len(r.preqs) {
+		r.npreq++
+		return &r.preqs[r.npreq-1]
+	}
+	return new(PermissionRequest)
 }
 
 // storeCtx is the context of store writes. Writes keep the session valid,
