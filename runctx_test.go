@@ -10,14 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+type runCtxKey struct{}
+
 func TestRunCtxCancelReachesDerivedContexts(t *testing.T) {
 	t.Parallel()
 	var c runCtx
-	c.init(context.WithValue(context.Background(), "k", "v"))
+	c.init(context.WithValue(context.Background(), runCtxKey{}, "v"))
 	defer c.release()
 	child, cancel := context.WithTimeout(&c, time.Hour)
 	defer cancel()
-	assert.Equal(t, "v", child.Value("k"))
+	assert.Equal(t, "v", child.Value(runCtxKey{}))
 	assert.NoError(t, c.Err())
 	c.cancel(context.Canceled)
 	select {
