@@ -1,0 +1,3 @@
+package pgstore
+
+func runChild() bool { return false }
