@@ -123,6 +123,17 @@ func Start(ctx context.Context) (*Server, error) {
 	return s, nil
 }
 
+// Start starts a server that was stopped, on the same port and data.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	running := s.cmd != nil
+	s.mu.Unlock()
+	if running {
+		return errors.New("pgtest: the server is running")
+	}
+	return s.start(ctx)
+}
+
 func (s *Server) start(ctx context.Context) error {
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"),
 		"-D", filepath.Join(s.dir, "data"),
