@@ -49,3 +49,10 @@ func TestReopen(t *testing.T) {
 	require.Len(t, hits, 1)
 	assert.Equal(t, "The user lives in Porto.", hits[0].Text)
 }
+
+func TestEmbeddings(t *testing.T) {
+	t.Parallel()
+	memorytest.TestEmbeddings(t, func(t *testing.T, e memory.Embedder) memory.Store {
+		return newStore(t, &Options{Embedder: e})
+	})
+}
