@@ -191,3 +191,20 @@ func TestFormatHits(t *testing.T) {
 	assert.Equal(t, "[1] (a.md § H) hél…\n[2] fact", memory.FormatHits(hits, 4))
 	assert.Equal(t, "[1] (a.md § H) h…\n[2] fa…", memory.FormatHits(hits, 2), "never cuts a rune")
 }
+
+func TestTopK(t *testing.T) {
+	t.Parallel()
+	top := memory.NewTopK(3)
+	for i, s := range []float64{0.5, 0.1, 0.9, 0.3, 0.7, 0.9, -1} {
+		top.Push(memory.Hit{Item: memory.Item{ID: string(rune('a' + i))}, Score: s})
+	}
+	var got []string
+	for _, h := range top.Hits() {
+		got = append(got, h.ID)
+	}
+	assert.Equal(t, []string{"c", "f", "e"}, got)
+	assert.Empty(t, memory.NewTopK(0).Hits())
+	v := []float32{0.5, -1, 2}
+	assert.InDelta(t, memory.Cosine(v, []float32{1, 1, 1}), memory.CosineEncoded(v, memory.EncodeVector([]float32{1, 1, 1})), 1e-12)
+	assert.Zero(t, memory.CosineEncoded(v, []byte{1, 2, 3, 4}))
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Embedder turns texts into vectors (embeddings), as the embedding APIs of
@@ -97,17 +98,81 @@ func Fuse(limit int, lists ...[]Hit) []Hit {
 	return out
 }
 
-// TopCosine ranks candidates by cosine similarity with q and returns the
-// best limit, with Score the similarity. vecs[i] is the vector of
-// items[i].
-func TopCosine(q []float32, items []Item, vecs [][]float32, limit int) []Hit {
-	hits := make([]Hit, len(items))
-	for i := range items {
-		hits[i] = Hit{Item: items[i], Score: Cosine(q, vecs[i])}
+// CosineEncoded is [Cosine] of q and an encoded vector (see
+// [EncodeVector]), without decoding it into memory: what a brute-force
+// scan calls for every stored vector.
+func CosineEncoded(q []float32, b []byte) float64 {
+	if len(b) != 4*len(q) {
+		return 0
 	}
-	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	if len(hits) > limit {
-		hits = hits[:limit]
+	var dot, na, nb float64
+	for i, x := range q {
+		y := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		dot += float64(x) * y
+		na += float64(x) * float64(x)
+		nb += y * y
 	}
-	return hits
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// TopK keeps the k best hits pushed to it (by Score): a brute-force scan
+// pushes every candidate and keeps O(k) memory.
+type TopK struct {
+	k    int
+	hits []Hit // a min-heap on Score
+}
+
+// NewTopK returns a TopK keeping the k best hits.
+func NewTopK(k int) *TopK { return &TopK{k: k} }
+
+// Push offers a hit.
+func (t *TopK) Push(h Hit) {
+	if t.k <= 0 {
+		return
+	}
+	if len(t.hits) < t.k {
+		t.hits = append(t.hits, h)
+		for i := len(t.hits) - 1; i > 0; {
+			p := (i - 1) / 2
+			if t.hits[p].Score <= t.hits[i].Score {
+				break
+			}
+			t.hits[p], t.hits[i] = t.hits[i], t.hits[p]
+			i = p
+		}
+		return
+	}
+	if h.Score <= t.hits[0].Score {
+		return
+	}
+	t.hits[0] = h
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(t.hits) && t.hits[l].Score < t.hits[m].Score {
+			m = l
+		}
+		if r < len(t.hits) && t.hits[r].Score < t.hits[m].Score {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		t.hits[m], t.hits[i] = t.hits[i], t.hits[m]
+		i = m
+	}
+}
+
+// Hits returns the kept hits, best first (ties by ID).
+func (t *TopK) Hits() []Hit {
+	out := slices.Clone(t.hits)
+	slices.SortFunc(out, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
 }

@@ -278,34 +278,55 @@ func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit
 }
 
 // vector ranks every embedded item of the scope by cosine similarity with
-// the query's embedding, in this process: brute force.
+// the query's embedding, in this process: brute force over the scope's
+// vectors (read without their texts), then the texts of the best.
 func (s *Store) vector(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
 	qv, err := s.opts.Embedder.Embed(ctx, []string{q.Text})
 	if err != nil || len(qv) != 1 {
 		return nil, fmt.Errorf("pgmem: embed the query: %v", err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, kind, source, heading, text, created, embedding
-		FROM agentrt_memory WHERE scope = $1 AND ($2::text[] IS NULL OR kind = ANY($2)) AND embedding IS NOT NULL`,
+	rows, err := s.pool.Query(ctx, `SELECT id, embedding FROM agentrt_memory
+		WHERE scope = $1 AND ($2::text[] IS NULL OR kind = ANY($2)) AND embedding IS NOT NULL`,
 		scope, kinds(q.Kinds))
 	if err != nil {
 		return nil, fmt.Errorf("pgmem: query: %w", err)
 	}
+	top := memory.NewTopK(limit)
 	var (
-		items []memory.Item
-		vecs  [][]float32
-		it    memory.Item
-		blob  []byte
+		id   string
+		blob []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&it.ID, &it.Kind, &it.Source, &it.Heading, &it.Text, &it.Created, &blob}, func() error {
-		v, err := memory.DecodeVector(blob)
-		if err != nil {
-			return fmt.Errorf("item %q: %w", it.ID, err)
-		}
-		items, vecs = append(items, it), append(vecs, v)
+	_, err = pgx.ForEachRow(rows, []any{&id, &blob}, func() error {
+		top.Push(memory.Hit{Item: memory.Item{ID: id}, Score: memory.CosineEncoded(qv[0], blob)})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pgmem: query: %w", err)
 	}
-	return memory.TopCosine(qv[0], items, vecs, limit), nil
+	hits := top.Hits()
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	rows, err = s.pool.Query(ctx, `SELECT id, kind, source, heading, text, created, 0::float8
+		FROM agentrt_memory WHERE scope = $1 AND id = ANY($2)`, scope, ids)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	full, err := scanHits(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	byID := make(map[string]memory.Hit, len(full))
+	for _, h := range full {
+		byID[h.ID] = h
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if f, ok := byID[h.ID]; ok { // deleted meanwhile otherwise
+			f.Score = h.Score
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }

@@ -267,39 +267,42 @@ func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit
 }
 
 // vector ranks every embedded item of the scope by cosine similarity with
-// the query's embedding: brute force.
+// the query's embedding: brute force over the scope's vectors (read
+// without their texts), then the texts of the best.
 func (s *Store) vector(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
 	qv, err := s.opts.Embedder.Embed(ctx, []string{q.Text})
 	if err != nil || len(qv) != 1 {
 		return nil, fmt.Errorf("sqlitemem: embed the query: %v", err)
 	}
 	cond, kargs := kindFilter(q.Kinds)
-	rows, err := s.db.QueryContext(ctx, `SELECT i.id, i.kind, i.source, i.heading, i.text, i.created, i.embedding
+	rows, err := s.db.QueryContext(ctx, `SELECT i.rowid, i.embedding
 		FROM memory_items i WHERE i.scope = ? AND i.embedding IS NOT NULL`+cond, append([]any{scope}, kargs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitemem: query: %w", err)
 	}
-	defer rows.Close()
-	var (
-		items []memory.Item
-		vecs  [][]float32
-	)
+	top := memory.NewTopK(limit)
 	for rows.Next() {
-		var it memory.Item
-		var created int64
+		var rowid int64
 		var blob []byte
-		if err := rows.Scan(&it.ID, &it.Kind, &it.Source, &it.Heading, &it.Text, &created, &blob); err != nil {
+		if err := rows.Scan(&rowid, &blob); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("sqlitemem: query: %w", err)
 		}
-		v, err := memory.DecodeVector(blob)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitemem: item %q: %w", it.ID, err)
-		}
-		it.Created = time.Unix(0, created)
-		items, vecs = append(items, it), append(vecs, v)
+		top.Push(memory.Hit{Item: memory.Item{ID: fmt.Sprint(rowid)}, Score: memory.CosineEncoded(qv[0], blob)})
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlitemem: query: %w", err)
 	}
-	return memory.TopCosine(qv[0], items, vecs, limit), nil
+	hits := top.Hits()
+	for i := range hits {
+		var created int64
+		h := &hits[i]
+		if err := s.db.QueryRowContext(ctx, `SELECT id, kind, source, heading, text, created FROM memory_items WHERE rowid = ?`, h.ID).
+			Scan(&h.ID, &h.Kind, &h.Source, &h.Heading, &h.Text, &created); err != nil {
+			return nil, fmt.Errorf("sqlitemem: query: %w", err)
+		}
+		h.Created = time.Unix(0, created)
+	}
+	return hits, nil
 }

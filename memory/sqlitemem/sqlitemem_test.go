@@ -1,6 +1,7 @@
 package sqlitemem
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -55,4 +56,17 @@ func TestEmbeddings(t *testing.T) {
 	memorytest.TestEmbeddings(t, func(t *testing.T, e memory.Embedder) memory.Store {
 		return newStore(t, &Options{Embedder: e})
 	})
+}
+
+func BenchmarkQuery(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			memorytest.BenchmarkQuery(b, newStore(b, nil), n)
+		})
+	}
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("embeddings/dim=256/docs=%d", n), func(b *testing.B) {
+			memorytest.BenchmarkQuery(b, newStore(b, &Options{Embedder: &memorytest.HashEmbedder{Dim: 256}}), n)
+		})
+	}
 }
