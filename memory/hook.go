@@ -89,7 +89,7 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 			if req.System != "" {
 				b.WriteString("\n\n")
 			}
-			b.WriteString("Relevant memory (from earlier conversations and the documents; cite the source in parentheses):\n")
+			b.WriteString("Relevant memory (from earlier conversations and the documents; cite the file and heading of what you use):\n")
 			b.WriteString(FormatHits(hits, o.MaxText))
 			req.System = b.String()
 			if ra == nil {

@@ -70,7 +70,7 @@ func TestAgentWithMemory(t *testing.T) {
 	assert.Contains(t, shown, "Ann prefers window seats on flights.")
 	results := agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, results, 1)
-	assert.Contains(t, results[0].Message.Content, "(travel.md § Travel policy › Seats)")
+	assert.Contains(t, results[0].Message.Content, "[1] travel.md § Travel policy › Seats\nEconomy on flights under six hours.")
 
 	// The records of session 2 say what the model was shown, each turn.
 	var recalls []memory.RecallRecord
@@ -188,8 +188,10 @@ func TestFormatHits(t *testing.T) {
 		{Item: memory.Item{Text: "héllo world", Source: "a.md", Heading: "H"}},
 		{Item: memory.Item{Text: "fact"}},
 	}
-	assert.Equal(t, "[1] (a.md § H) hél…\n[2] fact", memory.FormatHits(hits, 4))
-	assert.Equal(t, "[1] (a.md § H) h…\n[2] fa…", memory.FormatHits(hits, 2), "never cuts a rune")
+	assert.Equal(t, "[1] a.md § H\nhél…\n\n[2] fact", memory.FormatHits(hits, 4))
+	assert.Equal(t, "[1] a.md § H\nh…\n\n[2] fa…", memory.FormatHits(hits, 2), "never cuts a rune")
+	doc := []memory.Hit{{Item: memory.Item{Text: "A › B\n\nbody", Source: "x.md", Heading: "A › B"}}}
+	assert.Equal(t, "[1] x.md § A › B\nbody", memory.FormatHits(doc, 0), "the heading is not repeated")
 }
 
 func TestTopK(t *testing.T) {

@@ -54,15 +54,18 @@ func Tools(s Store, scope string) []agentrt.Tool {
 	}
 }
 
-// FormatHits renders hits for a model, one numbered entry each with its
-// citation, texts cut to maxText bytes (0: whole).
+// FormatHits renders hits for a model: each starts on a line of its own
+// with its number and citation ("[1] docs/x.md § Setup"), its text
+// following on the next lines (for a fact, on the same line), cut to
+// maxText bytes (0: whole); entries are separated by a blank line. The
+// heading path that starts a document's text is not repeated.
 func FormatHits(hits []Hit, maxText int) string {
 	if len(hits) == 0 {
 		return "nothing found"
 	}
 	var b strings.Builder
 	for i, h := range hits {
-		text := h.Text
+		text := strings.TrimPrefix(h.Text, h.Heading+"\n\n")
 		if maxText > 0 && len(text) > maxText {
 			cut := maxText
 			for cut > 0 && !utf8.RuneStart(text[cut]) {
@@ -70,11 +73,14 @@ func FormatHits(hits []Hit, maxText int) string {
 			}
 			text = text[:cut] + "…"
 		}
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
 		if c := h.Citation(); c != "" {
-			fmt.Fprintf(&b, "[%d] (%s) %s\n", i+1, c, text)
+			fmt.Fprintf(&b, "[%d] %s\n%s", i+1, c, text)
 		} else {
-			fmt.Fprintf(&b, "[%d] %s\n", i+1, text)
+			fmt.Fprintf(&b, "[%d] %s", i+1, text)
 		}
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return b.String()
 }

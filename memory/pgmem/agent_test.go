@@ -46,7 +46,7 @@ func TestAgentOnPostgres(t *testing.T) {
 	planner.AssertDone(t)
 	results := agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, results, 2)
-	assert.Contains(t, results[0].Message.Content, "(docs/jsonl-format.md § The JSONL session format, version 1 › Durability)")
+	assert.Contains(t, results[0].Message.Content, "[1] docs/jsonl-format.md § The JSONL session format, version 1 › Durability\n")
 
 	other, err := pgstore.Open(ctx, url, nil) // another replica
 	require.NoError(t, err)
