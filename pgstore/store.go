@@ -355,7 +355,7 @@ func (s *Store) Lock(ctx context.Context, sessionID string) (func(), error) {
 	s.mu.Lock()
 	if s.held[sessionID] != 0 {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: %q (held by this process)", agentrt.ErrSessionBusy, sessionID)
+		return nil, fmt.Errorf("%w: %q (held by this store)", agentrt.ErrSessionBusy, sessionID)
 	}
 	if s.held == nil {
 		s.held = map[string]uint64{}
@@ -386,7 +386,7 @@ func (s *Store) Lock(ctx context.Context, sessionID string) (func(), error) {
 	if !ok {
 		conn.Close(context.Background())
 		release()
-		return nil, fmt.Errorf("%w: %q (held by another process)", agentrt.ErrSessionBusy, sessionID)
+		return nil, fmt.Errorf("%w: %q (held through another connection: another store or process)", agentrt.ErrSessionBusy, sessionID)
 	}
 	var once sync.Once
 	return func() {
