@@ -328,12 +328,23 @@ func (s *Store) List(ctx context.Context) ([]agentrt.SessionInfo, error) {
 }
 
 // Delete removes the session and its entries; deleting a missing session
-// is not an error.
+// is not an error. It returns [agentrt.ErrSessionBusy] (wrapped) if a run
+// holds the session.
 func (s *Store) Delete(ctx context.Context, sessionID string) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return err
 	}
-	_, err := s.exec(ctx, `DELETE FROM agentrt_sessions WHERE id = $1`, sessionID)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var free bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(`+lockKey+`)`, sessionID).Scan(&free); err != nil {
+			return err
+		}
+		if !free {
+			return fmt.Errorf("%w: %q", agentrt.ErrSessionBusy, sessionID)
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM agentrt_sessions WHERE id = $1`, sessionID)
+		return err
+	})
 	return wrap("delete", sessionID, err)
 }
 
