@@ -14,9 +14,10 @@
 //   - pgmem: PostgreSQL full-text search (a tsvector column with a GIN
 //     index), for many replicas sharing one memory.
 //
-// Both can also keep embeddings from an [Embedder] and rank by a fusion of
-// full-text and vector similarity; the vector search is brute force (see
-// [Embedder] for where that stops scaling).
+// Both can also keep embeddings from an [Embedder] (openaiembed is one, on
+// the OpenAI embeddings API) and rank by a fusion of full-text and vector
+// similarity; the vector search is brute force (see [Embedder] for where
+// that stops scaling).
 //
 // For the model: [Tools] returns the remember, recall and search tools of
 // one scope, and [Hook] adds the most relevant items to every planner
