@@ -1,0 +1,121 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentrt/agentrt"
+)
+
+// RecordKind is the kind of the session record the [Hook] writes each time
+// it adds memories to a planner request, so that a person reading the
+// session sees what the model was shown. Its data:
+//
+//	{"turn": 2, "scope": "user-42", "query": "the last user message",
+//	 "hits": [{"id": "...", "kind": "fact", "source": "...", "heading": "...",
+//	           "score": 0.83, "text": "..."}]}
+//
+// Readers that do not know the kind skip it (see agentrt.Record).
+const RecordKind = "memory.recall"
+
+// RecallRecord is the data of a [RecordKind] record.
+type RecallRecord struct {
+	Turn  int         `json:"turn"`
+	Scope string      `json:"scope"`
+	Query string      `json:"query"`
+	Hits  []RecallHit `json:"hits"`
+}
+
+// RecallHit is one item shown to the model.
+type RecallHit struct {
+	ID      string  `json:"id"`
+	Kind    Kind    `json:"kind"`
+	Source  string  `json:"source,omitempty"`
+	Heading string  `json:"heading,omitempty"`
+	Score   float64 `json:"score"`
+	Text    string  `json:"text"`
+}
+
+// HookOptions configures [Hook].
+type HookOptions struct {
+	// Limit is the number of items added to each request; 0 means 3.
+	Limit int
+	// Kinds are the kinds of items added; empty means every kind.
+	Kinds []Kind
+	// MaxText cuts each item's text to this many bytes in the request; 0
+	// means 800.
+	MaxText int
+	// Records receives the record of what was added (normally the agent's
+	// session store). Nil, or a store that is not an
+	// agentrt.RecordAppender, means nothing is recorded.
+	Records agentrt.SessionStore
+}
+
+// Hook returns hooks that, before every planner call, query the scope with
+// the last user message and add the best items to the request's system
+// prompt (under "Relevant memory"), then record them in the session as a
+// [RecordKind] record. It adds nothing when nothing matches. A failing
+// query or record ends the run with the error, as a failing BeforePlan
+// does.
+func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
+	var o HookOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Limit == 0 {
+		o.Limit = 3
+	}
+	if o.MaxText == 0 {
+		o.MaxText = 800
+	}
+	ra, _ := o.Records.(agentrt.RecordAppender)
+	return agentrt.Hooks{
+		BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
+			query := lastUserText(req.Messages)
+			if strings.TrimSpace(query) == "" {
+				return ctx, nil
+			}
+			hits, err := s.Query(ctx, scope, Query{Text: query, Kinds: o.Kinds, Limit: o.Limit})
+			if err != nil {
+				return ctx, fmt.Errorf("memory: %w", err)
+			}
+			if len(hits) == 0 {
+				return ctx, nil
+			}
+			var b strings.Builder
+			b.WriteString(req.System)
+			if req.System != "" {
+				b.WriteString("\n\n")
+			}
+			b.WriteString("Relevant memory (from earlier conversations and the documents; cite the file and heading of what you use):\n")
+			b.WriteString(FormatHits(hits, o.MaxText))
+			req.System = b.String()
+			if ra == nil {
+				return ctx, nil
+			}
+			rec := RecallRecord{Turn: req.Turn, Scope: scope, Query: query, Hits: make([]RecallHit, len(hits))}
+			for i, h := range hits {
+				rec.Hits[i] = RecallHit{ID: h.ID, Kind: h.Kind, Source: h.Source, Heading: h.Heading, Score: h.Score, Text: h.Text}
+			}
+			data, err := json.Marshal(rec)
+			if err != nil {
+				return ctx, err
+			}
+			if err := ra.AppendRecord(ctx, req.SessionID, agentrt.Record{Kind: RecordKind, Data: data}); err != nil {
+				return ctx, fmt.Errorf("memory: record what was recalled: %w", err)
+			}
+			return ctx, nil
+		},
+	}
+}
+
+func lastUserText(msgs []agentrt.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == agentrt.RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}

@@ -1,0 +1,212 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/memory"
+	"github.com/agentrt/agentrt/memory/sqlitemem"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newMem(t *testing.T) *sqlitemem.Store {
+	t.Helper()
+	s, err := sqlitemem.Open(":memory:", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// An agent with the memory tools and the hook, over two sessions of one
+// user and one session of another: the fact remembered in the first
+// session is shown to the model in the second (and recorded there), never
+// to the other user, and every session keeps both invariants.
+func TestAgentWithMemory(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem := newMem(t)
+	_, err := mem.Put(ctx, "ann", memory.SplitMarkdown("travel.md", "# Travel policy\n\n## Seats\n\nEconomy on flights under six hours.\n")...)
+	require.NoError(t, err)
+	store := agentrt.NewMemoryStore()
+	newAgent := func(user string, planner agentrt.Planner) *agentrt.Agent {
+		return &agentrt.Agent{
+			Instructions: "You are a travel assistant.",
+			Planner:      planner,
+			Tools:        memory.Tools(mem, user),
+			Permission:   agentrt.AllowAll(), // remember is a write tool
+			Store:        store,
+			Hooks:        []agentrt.Hooks{memory.Hook(mem, user, &memory.HookOptions{Records: store})},
+		}
+	}
+
+	// Session 1: the model remembers a preference.
+	p1 := agenttest.Script(
+		agenttest.CallTool("remember", `{"text":"Ann prefers window seats on flights."}`),
+		agenttest.Reply("Noted: window seats."),
+	)
+	_, err = agenttest.Collect(newAgent("ann", p1).Run(ctx, "ann-1", "Please remember that I like window seats."))
+	require.NoError(t, err)
+	p1.AssertDone(t)
+
+	// Session 2: the hook shows the fact; the model also searches the documents.
+	var shown string
+	p2 := agenttest.Script(
+		agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			shown = req.System
+			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
+				agentrt.ToolUseBlock("s1", "search", json.RawMessage(`{"query":"flight seats policy"}`)))}, nil
+		}),
+		agenttest.Reply("A window seat in economy (travel.md § Travel policy › Seats)."),
+	)
+	events, err := agenttest.Collect(newAgent("ann", p2).Run(ctx, "ann-2", "Book my flight to Lisbon; which seat?"))
+	require.NoError(t, err)
+	p2.AssertDone(t)
+	assert.True(t, strings.HasPrefix(shown, "You are a travel assistant.\n\nRelevant memory"), shown)
+	assert.Contains(t, shown, "Ann prefers window seats on flights.")
+	results := agenttest.Filter[agentrt.ToolResult](events)
+	require.Len(t, results, 1)
+	assert.Contains(t, results[0].Message.Content, "[1] travel.md § Travel policy › Seats\nEconomy on flights under six hours.")
+
+	// The records of session 2 say what the model was shown, each turn.
+	var recalls []memory.RecallRecord
+	for _, rec := range store.Records("ann-2") {
+		if rec.Kind == memory.RecordKind {
+			var r memory.RecallRecord
+			require.NoError(t, json.Unmarshal(rec.Data, &r))
+			recalls = append(recalls, r)
+		}
+	}
+	require.Len(t, recalls, 2, "one record per planner call")
+	assert.Equal(t, 1, recalls[0].Turn)
+	assert.Equal(t, "ann", recalls[0].Scope)
+	assert.Equal(t, "Book my flight to Lisbon; which seat?", recalls[0].Query)
+	var texts []string
+	for _, h := range recalls[0].Hits {
+		texts = append(texts, h.Text)
+	}
+	assert.Contains(t, texts, "Ann prefers window seats on flights.")
+
+	// Another user: nothing of Ann's.
+	var shownBob string
+	p3 := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		shownBob = req.System
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
+			agentrt.ToolUseBlock("r1", "recall", json.RawMessage(`{"query":"window seats flights"}`)))}, nil
+	}), agenttest.Reply("No preference known."))
+	events, err = agenttest.Collect(newAgent("bob", p3).Run(ctx, "bob-1", "Book my flight; which seat do I like? window?"))
+	require.NoError(t, err)
+	assert.Equal(t, "You are a travel assistant.", shownBob)
+	results = agenttest.Filter[agentrt.ToolResult](events)
+	require.Len(t, results, 1)
+	assert.Equal(t, "nothing found", results[0].Message.Content)
+	assert.Empty(t, store.Records("bob-1"), "nothing recalled, nothing recorded")
+
+	for _, id := range []string{"ann-1", "ann-2", "bob-1"} {
+		msgs, err := store.Load(ctx, id)
+		require.NoError(t, err)
+		agenttest.AssertInvariants(t, msgs)
+	}
+}
+
+func TestHookFailureEndsRun(t *testing.T) {
+	t.Parallel()
+	mem := newMem(t)
+	require.NoError(t, mem.Close()) // every query fails
+	ag := &agentrt.Agent{
+		Planner: agenttest.Script(agenttest.Reply("unreachable")),
+		Hooks:   []agentrt.Hooks{memory.Hook(mem, "u", nil)},
+	}
+	_, err := agenttest.Collect(ag.Run(t.Context(), "s", "hello there"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "memory:")
+}
+
+func TestSplitMarkdown(t *testing.T) {
+	t.Parallel()
+	doc := "Intro text.\n\n# Title\n\nBody.\n\n## Part: One!\n\n```sh\n# not a heading\n```\n\n### Deep\n\nDeeper.\n\n## Part: One!\n\nAgain.\n\n#NoSpace is text\n"
+	items := memory.SplitMarkdown("d.md", doc)
+	var got [][3]string
+	for _, it := range items {
+		got = append(got, [3]string{it.ID, it.Heading, it.Text})
+		assert.Equal(t, memory.KindDocument, it.Kind)
+		assert.Equal(t, "d.md", it.Source)
+	}
+	assert.Equal(t, [][3]string{
+		{"d.md#top", "", "Intro text."},
+		{"d.md#title", "Title", "Title\n\nBody."},
+		{"d.md#part-one", "Title › Part: One!", "Title › Part: One!\n\n```sh\n# not a heading\n```"},
+		{"d.md#deep", "Title › Part: One! › Deep", "Title › Part: One! › Deep\n\nDeeper."},
+		{"d.md#part-one-1", "Title › Part: One!", "Title › Part: One!\n\nAgain.\n\n#NoSpace is text"},
+	}, got)
+
+	long := "# L\n\n" + strings.Repeat(strings.Repeat("word ", 100)+"\n\n", 10)
+	parts := memory.SplitMarkdown("l.md", long)
+	require.Greater(t, len(parts), 1)
+	assert.Equal(t, "l.md#l", parts[0].ID)
+	assert.Equal(t, "l.md#l-part2", parts[1].ID)
+	for _, p := range parts {
+		assert.LessOrEqual(t, len(p.Text), memory.MaxChunk+len("L\n\n"))
+	}
+}
+
+func TestTerms(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, []string{"jsonl", "store", "fsync", "o_append", "2"}, memory.Terms(`When does the JSONL store fsync? (O_APPEND, "store", 2 a)`))
+	assert.Empty(t, memory.Terms(`"" AND OR * ^ -`))
+}
+
+func TestFuseAndCosine(t *testing.T) {
+	t.Parallel()
+	a := []memory.Hit{{Item: memory.Item{ID: "x"}}, {Item: memory.Item{ID: "y"}}}
+	b := []memory.Hit{{Item: memory.Item{ID: "y"}}, {Item: memory.Item{ID: "z"}}}
+	got := memory.Fuse(2, a, b)
+	require.Len(t, got, 2)
+	assert.Equal(t, "y", got[0].ID, "in both lists")
+	assert.Equal(t, "x", got[1].ID)
+	assert.InDelta(t, 1.0/62+1.0/61, got[0].Score, 1e-12)
+
+	v := []float32{1, -2.5, 0, 3e-7}
+	d, err := memory.DecodeVector(memory.EncodeVector(v))
+	require.NoError(t, err)
+	assert.Equal(t, v, d)
+	_, err = memory.DecodeVector([]byte{1, 2, 3})
+	assert.Error(t, err)
+	assert.InDelta(t, 1, memory.Cosine(v, v), 1e-9)
+	assert.InDelta(t, 0, memory.Cosine([]float32{1, 0}, []float32{0, 1}), 1e-9)
+	assert.Zero(t, memory.Cosine([]float32{1}, []float32{1, 2}))
+}
+
+func TestFormatHits(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "nothing found", memory.FormatHits(nil, 0))
+	hits := []memory.Hit{
+		{Item: memory.Item{Text: "héllo world", Source: "a.md", Heading: "H"}},
+		{Item: memory.Item{Text: "fact"}},
+	}
+	assert.Equal(t, "[1] a.md § H\nhél…\n\n[2] fact", memory.FormatHits(hits, 4))
+	assert.Equal(t, "[1] a.md § H\nh…\n\n[2] fa…", memory.FormatHits(hits, 2), "never cuts a rune")
+	doc := []memory.Hit{{Item: memory.Item{Text: "A › B\n\nbody", Source: "x.md", Heading: "A › B"}}}
+	assert.Equal(t, "[1] x.md § A › B\nbody", memory.FormatHits(doc, 0), "the heading is not repeated")
+}
+
+func TestTopK(t *testing.T) {
+	t.Parallel()
+	top := memory.NewTopK(3)
+	for i, s := range []float64{0.5, 0.1, 0.9, 0.3, 0.7, 0.9, -1} {
+		top.Push(memory.Hit{Item: memory.Item{ID: string(rune('a' + i))}, Score: s})
+	}
+	var got []string
+	for _, h := range top.Hits() {
+		got = append(got, h.ID)
+	}
+	assert.Equal(t, []string{"c", "f", "e"}, got)
+	assert.Empty(t, memory.NewTopK(0).Hits())
+	v := []float32{0.5, -1, 2}
+	assert.InDelta(t, memory.Cosine(v, []float32{1, 1, 1}), memory.CosineEncoded(v, memory.EncodeVector([]float32{1, 1, 1})), 1e-12)
+	assert.Zero(t, memory.CosineEncoded(v, []byte{1, 2, 3, 4}))
+}

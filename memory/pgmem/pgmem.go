@@ -1,0 +1,332 @@
+// Package pgmem is a [memory.Store] on PostgreSQL full-text search: a
+// tsvector column (English configuration: stemming and stop words) with a
+// GIN index, ranked by ts_rank, headings weighing more than text. Use it
+// when several replicas share one memory; the embedded default is
+// sqlitemem.
+//
+// The schema (version 1, in the table agentrt_memory_schema) is created on
+// request (Options.Migrate) and documented in README.md:
+//
+//	CREATE TABLE agentrt_memory (
+//		scope     text NOT NULL,
+//		id        text NOT NULL,
+//		kind      text NOT NULL,          -- 'fact' or 'document'
+//		source    text NOT NULL DEFAULT '',
+//		heading   text NOT NULL DEFAULT '',
+//		text      text NOT NULL,
+//		created   timestamptz NOT NULL,
+//		embedding bytea,                   -- little-endian float32s, or NULL
+//		tsv       tsvector GENERATED ALWAYS AS (
+//			setweight(to_tsvector('english', heading), 'A') ||
+//			setweight(to_tsvector('english', text), 'B')) STORED,
+//		PRIMARY KEY (scope, id)
+//	);
+//	CREATE INDEX agentrt_memory_tsv ON agentrt_memory USING GIN (tsv);
+package pgmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentrt/agentrt/memory"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// SchemaVersion is the version of the schema this package reads and writes.
+const SchemaVersion = 1
+
+// ErrSchema is returned (wrapped) by [Open] and [New] when the schema is
+// missing or at another version and Options.Migrate is not set.
+var ErrSchema = errors.New("pgmem: schema missing or at another version")
+
+var migrations = []string{
+	`CREATE TABLE agentrt_memory (
+	scope     text NOT NULL,
+	id        text NOT NULL,
+	kind      text NOT NULL,
+	source    text NOT NULL DEFAULT '',
+	heading   text NOT NULL DEFAULT '',
+	text      text NOT NULL,
+	created   timestamptz NOT NULL,
+	embedding bytea,
+	tsv       tsvector GENERATED ALWAYS AS (
+		setweight(to_tsvector('english', heading), 'A') ||
+		setweight(to_tsvector('english', text), 'B')) STORED,
+	PRIMARY KEY (scope, id)
+);
+CREATE INDEX agentrt_memory_tsv ON agentrt_memory USING GIN (tsv);
+CREATE INDEX agentrt_memory_scope_kind ON agentrt_memory (scope, kind);`,
+}
+
+// Options configures a [Store]. A nil *Options means the zero value.
+type Options struct {
+	// Migrate creates the schema, or brings it to [SchemaVersion].
+	Migrate bool
+	// Embedder, when set, embeds every item stored and every query; Query
+	// then fuses full-text rank with brute-force cosine similarity (see
+	// [memory.Embedder] for its scale).
+	Embedder memory.Embedder
+}
+
+// Store is a [memory.Store] on PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool     *pgxpool.Pool
+	ownsPool bool
+	opts     Options
+}
+
+// Open connects to the database at connString and returns a store on it.
+func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
+	pool, err := pgxpool.New(ctx, connString)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: %w", err)
+	}
+	s, err := New(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownsPool = true
+	return s, nil
+}
+
+// New returns a store on an existing pool, which the caller keeps.
+func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+	s := &Store{pool: pool}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Migrate {
+		if err := migrate(ctx, pool); err != nil {
+			return nil, err
+		}
+	}
+	var v *int
+	err := pool.QueryRow(ctx, `SELECT max(version) FROM agentrt_memory_schema`).Scan(&v)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+		return nil, fmt.Errorf("%w: no schema (open with Options.Migrate)", ErrSchema)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: %w", err)
+	}
+	if v == nil || *v != SchemaVersion {
+		return nil, fmt.Errorf("%w: want version %d", ErrSchema, SchemaVersion)
+	}
+	return s, nil
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('agentrt_memory_schema', 0))`); err != nil {
+			return fmt.Errorf("pgmem: migrate: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentrt_memory_schema (
+	version integer NOT NULL,
+	applied timestamptz NOT NULL DEFAULT clock_timestamp()
+)`); err != nil {
+			return fmt.Errorf("pgmem: migrate: %w", err)
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM agentrt_memory_schema`).Scan(&v); err != nil {
+			return fmt.Errorf("pgmem: migrate: %w", err)
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("%w: the database is at version %d, this package knows up to %d", ErrSchema, v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("pgmem: migrate to version %d: %w", i+1, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO agentrt_memory_schema (version) VALUES ($1)`, i+1); err != nil {
+				return fmt.Errorf("pgmem: migrate: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// Close closes the pool if Open made it.
+func (s *Store) Close() error {
+	if s.ownsPool {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// Put adds or replaces items in scope, in one transaction; see
+// [memory.Store].
+func (s *Store) Put(ctx context.Context, scope string, items ...memory.Item) ([]string, error) {
+	items, ids, err := memory.Prepare(scope, items)
+	if err != nil {
+		return nil, err
+	}
+	vecs := make([][]byte, len(items))
+	if s.opts.Embedder != nil && len(items) > 0 {
+		texts := make([]string, len(items))
+		for i, it := range items {
+			texts[i] = it.Text
+		}
+		vs, err := s.opts.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("pgmem: embed: %w", err)
+		}
+		if len(vs) != len(items) {
+			return nil, fmt.Errorf("pgmem: embed: %d vectors for %d texts", len(vs), len(items))
+		}
+		for i, v := range vs {
+			vecs[i] = memory.EncodeVector(v)
+		}
+	}
+	var batch pgx.Batch
+	for i, it := range items {
+		batch.Queue(`INSERT INTO agentrt_memory (scope, id, kind, source, heading, text, created, embedding)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (scope, id) DO UPDATE SET kind = EXCLUDED.kind, source = EXCLUDED.source,
+				heading = EXCLUDED.heading, text = EXCLUDED.text, created = EXCLUDED.created, embedding = EXCLUDED.embedding`,
+			scope, it.ID, string(it.Kind), it.Source, it.Heading, it.Text, it.Created, vecs[i])
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, &batch).Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: put: %w", err)
+	}
+	return ids, nil
+}
+
+// Delete removes items of scope; see [memory.Store].
+func (s *Store) Delete(ctx context.Context, scope string, ids ...string) error {
+	if err := memory.ValidateScope(scope); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM agentrt_memory WHERE scope = $1 AND id = ANY($2)`, scope, ids); err != nil {
+		return fmt.Errorf("pgmem: delete: %w", err)
+	}
+	return nil
+}
+
+func kinds(ks []memory.Kind) []string {
+	if len(ks) == 0 {
+		return nil
+	}
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// Query returns the scope's items most relevant to q: full-text search
+// (any query term may match; ts_rank orders them), fused with cosine
+// similarity when the store has an Embedder.
+func (s *Store) Query(ctx context.Context, scope string, q memory.Query) ([]memory.Hit, error) {
+	if err := memory.ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = memory.DefaultLimit
+	}
+	fetch := limit
+	if s.opts.Embedder != nil {
+		fetch = 4 * limit
+	}
+	lexical, err := s.lexical(ctx, scope, q, fetch)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Embedder == nil {
+		return lexical, nil
+	}
+	vector, err := s.vector(ctx, scope, q, fetch)
+	if err != nil {
+		return nil, err
+	}
+	return memory.Fuse(limit, lexical, vector), nil
+}
+
+func scanHits(rows pgx.Rows) ([]memory.Hit, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (memory.Hit, error) {
+		var h memory.Hit
+		err := row.Scan(&h.ID, &h.Kind, &h.Source, &h.Heading, &h.Text, &h.Created, &h.Score)
+		return h, err
+	})
+}
+
+func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
+	terms := memory.Terms(q.Text)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, kind, source, heading, text, created, ts_rank(tsv, q, 1)::float8 AS score
+		FROM agentrt_memory, websearch_to_tsquery('english', $2) q
+		WHERE scope = $1 AND ($3::text[] IS NULL OR kind = ANY($3)) AND tsv @@ q
+		ORDER BY score DESC, id LIMIT $4`, scope, strings.Join(terms, " or "), kinds(q.Kinds), limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	hits, err := scanHits(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	return hits, nil
+}
+
+// vector ranks every embedded item of the scope by cosine similarity with
+// the query's embedding, in this process: brute force over the scope's
+// vectors (read without their texts), then the texts of the best.
+func (s *Store) vector(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
+	qv, err := s.opts.Embedder.Embed(ctx, []string{q.Text})
+	if err != nil || len(qv) != 1 {
+		return nil, fmt.Errorf("pgmem: embed the query: %v", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, embedding FROM agentrt_memory
+		WHERE scope = $1 AND ($2::text[] IS NULL OR kind = ANY($2)) AND embedding IS NOT NULL`,
+		scope, kinds(q.Kinds))
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	top := memory.NewTopK(limit)
+	var (
+		id   string
+		blob []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &blob}, func() error {
+		top.Push(memory.Hit{Item: memory.Item{ID: id}, Score: memory.CosineEncoded(qv[0], blob)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	hits := top.Hits()
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	rows, err = s.pool.Query(ctx, `SELECT id, kind, source, heading, text, created, 0::float8
+		FROM agentrt_memory WHERE scope = $1 AND id = ANY($2)`, scope, ids)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	full, err := scanHits(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: query: %w", err)
+	}
+	byID := make(map[string]memory.Hit, len(full))
+	for _, h := range full {
+		byID[h.ID] = h
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if f, ok := byID[h.ID]; ok { // deleted meanwhile otherwise
+			f.Score = h.Score
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package pgstore
+
+func runChild() bool { return false }

@@ -1,0 +1,525 @@
+// Package pgstore is an [agentrt.SessionStore] on PostgreSQL, for services
+// that run agents on several replicas: any replica can resume any session,
+// two replicas never run one session at once, and operators can query the
+// sessions with SQL (the schema is documented in README.md).
+//
+// A program switches to it with one line:
+//
+//	store, err := pgstore.Open(ctx, os.Getenv("DATABASE_URL"), &pgstore.Options{Migrate: true})
+//
+// and then sets Agent.Store = store (and calls store.Close at the end).
+//
+// Every Append and AppendRecord is one transaction, committed before it
+// returns: with the default durability the commit is flushed to the
+// server's disk (synchronous_commit), so the assistant message that calls
+// tools is durable before any of them runs (write-ahead), as with
+// [agentrt.JSONLStore]. See [Options.Durability] for the cheaper mode.
+//
+// The store implements [agentrt.Locker] with a PostgreSQL advisory lock held
+// on a connection of its own for the whole run: a second runner, in this
+// process or another, gets [agentrt.ErrSessionBusy]; when a runner dies, its
+// connection closes and the server releases the lock.
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Durability says when a commit of the store is flushed to the server's
+// disk. Either way, each append is committed (visible to every other
+// process) before it returns.
+type Durability int
+
+const (
+	// SyncEveryAppend flushes every append's commit (synchronous_commit =
+	// on). The default.
+	SyncEveryAppend Durability = iota
+	// SyncEveryTurn commits appends without waiting for the flush
+	// (synchronous_commit = off) and flushes them in Sync, which the runtime
+	// calls after an assistant message that calls tools and at the end of
+	// every turn: the write-ahead guarantee holds, and a server crash (not a
+	// client crash) can lose at most the appends since the last Sync.
+	SyncEveryTurn
+)
+
+// Options configures a [Store]. A nil *Options means the zero value.
+type Options struct {
+	// Migrate creates the schema, or brings it to [SchemaVersion], when
+	// the store opens. Without it, Open fails with [ErrSchema] unless the
+	// schema is already there.
+	Migrate bool
+	// Durability; the default is [SyncEveryAppend].
+	Durability Durability
+}
+
+// Store is an [agentrt.SessionStore] on PostgreSQL. It implements
+// [agentrt.Locker], [agentrt.RecordAppender], [agentrt.RecordLoader] and
+// [agentrt.Syncer], and is safe for concurrent use.
+type Store struct {
+	pool     *pgxpool.Pool
+	ownsPool bool
+	lockCfg  *pgx.ConnConfig
+	opts     Options
+
+	mu    sync.Mutex
+	held  map[string]uint64 // sessions locked by this process → token
+	token uint64
+}
+
+// Open connects to the database at connString (a URL or a key=value
+// string, as pgx takes) and returns a store on it. Close it when done.
+func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	s, err := New(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownsPool = true
+	return s, nil
+}
+
+// New returns a store on an existing pool, which the caller keeps and
+// closes. Locks use connections of their own, made with the pool's
+// connection settings.
+func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+	s := &Store{pool: pool, lockCfg: pool.Config().ConnConfig.Copy()}
+	if opts != nil {
+		s.opts = *opts
+	}
+	switch s.opts.Durability {
+	case SyncEveryAppend, SyncEveryTurn:
+	default:
+		return nil, fmt.Errorf("pgstore: unknown durability %d", s.opts.Durability)
+	}
+	if s.opts.Migrate {
+		if err := Migrate(ctx, pool); err != nil {
+			return nil, err
+		}
+	}
+	v, err := version(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	if v != SchemaVersion {
+		return nil, fmt.Errorf("%w: the database is at version %d, want %d (open with Options.Migrate)", ErrSchema, v, SchemaVersion)
+	}
+	return s, nil
+}
+
+// Pool returns the store's connection pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool if Open made it. Locks still held are released
+// by their own connections when unlocked.
+func (s *Store) Close() error {
+	if s.ownsPool {
+		s.pool.Close()
+	}
+	return nil
+}
+
+func wrap(op, id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("pgstore: %s session %q: %w", op, id, err)
+}
+
+// exec runs one statement in its own transaction, asynchronously committed
+// under SyncEveryTurn.
+func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if s.opts.Durability == SyncEveryAppend {
+		return s.pool.Exec(ctx, sql, args...)
+	}
+	var tag pgconn.CommandTag
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return err
+		}
+		var err error
+		tag, err = tx.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
+}
+
+// appendSQL adds one entry at the end of a session, creating the session,
+// in one statement: the upsert locks the session's row, so concurrent
+// appends to one session take turns and get consecutive seqs.
+const appendSQL = `WITH s AS (
+	INSERT INTO agentrt_sessions AS s (id, messages, next_seq, title)
+	VALUES ($1, $3::int, 1, $5)
+	ON CONFLICT (id) DO UPDATE SET
+		next_seq = s.next_seq + 1,
+		messages = s.messages + $3::int,
+		title    = COALESCE(s.title, EXCLUDED.title),
+		updated  = greatest(clock_timestamp(), s.updated)
+	RETURNING s.next_seq - 1 AS seq
+)
+INSERT INTO agentrt_entries (session_id, seq, kind, role, body)
+SELECT $1, seq, $2, $4, $6 FROM s`
+
+// Append adds msg at the end of the session in one transaction.
+func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Message) error {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	body, err := marshal(msg)
+	if err != nil {
+		return wrap("append to", sessionID, err)
+	}
+	var title *string
+	if msg.Role == agentrt.RoleUser {
+		t := agentrt.Title([]agentrt.Message{msg})
+		title = &t
+	}
+	_, err = s.exec(ctx, appendSQL, sessionID, kindMessage, 1, string(msg.Role), title, string(body))
+	return wrap("append to", sessionID, err)
+}
+
+// marshal encodes v without escaping <, > and & (tool inputs are kept
+// byte for byte modulo whitespace).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// kindMessage is the kind of message entries; records have their own.
+const kindMessage = "message"
+
+// AppendRecord adds a non-message record at the end of the session; see
+// [agentrt.RecordAppender]. Its kind must not be empty or "message".
+func (s *Store) AppendRecord(ctx context.Context, sessionID string, rec agentrt.Record) error {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	if rec.Kind == "" || rec.Kind == kindMessage {
+		return fmt.Errorf("pgstore: record kind %q is reserved", rec.Kind)
+	}
+	data := rec.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	if !json.Valid(data) {
+		return fmt.Errorf("pgstore: record %q of session %q: data is not valid JSON", rec.Kind, sessionID)
+	}
+	_, err := s.exec(ctx, appendSQL, sessionID, rec.Kind, 0, nil, nil, string(data))
+	return wrap("append a record to", sessionID, err)
+}
+
+// Sync makes the session's appends durable; see [agentrt.Syncer]. Under
+// SyncEveryAppend they already are. Under SyncEveryTurn it commits a
+// transaction with synchronous_commit on, which flushes the write-ahead
+// log up to it, every earlier commit of this store included.
+func (s *Store) Sync(ctx context.Context, sessionID string) error {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	if s.opts.Durability == SyncEveryAppend {
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on; SELECT pg_current_xact_id()`)
+		return err
+	})
+	return wrap("sync", sessionID, err)
+}
+
+// Load returns the session's messages in order; a missing session loads as
+// an empty slice.
+func (s *Store) Load(ctx context.Context, sessionID string) ([]agentrt.Message, error) {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx,
+		`SELECT seq, body FROM agentrt_entries WHERE session_id = $1 AND kind = 'message' ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, wrap("load", sessionID, err)
+	}
+	msgs := []agentrt.Message{}
+	var (
+		seq  int64
+		body []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&seq, &body}, func() error {
+		var m agentrt.Message
+		if err := json.Unmarshal(body, &m); err != nil {
+			return fmt.Errorf("entry %d: %w", seq, err)
+		}
+		msgs = append(msgs, m)
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("load", sessionID, err)
+	}
+	return msgs, nil
+}
+
+// LoadRecords returns the session's non-message records in order; see
+// [agentrt.RecordLoader].
+func (s *Store) LoadRecords(ctx context.Context, sessionID string) ([]agentrt.Record, error) {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx,
+		`SELECT kind, body FROM agentrt_entries WHERE session_id = $1 AND kind <> 'message' ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, wrap("load records of", sessionID, err)
+	}
+	recs := []agentrt.Record{}
+	var (
+		kind string
+		body []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&kind, &body}, func() error {
+		recs = append(recs, agentrt.Record{Kind: kind, Data: json.RawMessage(body)})
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("load records of", sessionID, err)
+	}
+	return recs, nil
+}
+
+// List returns every session's summary, most recently updated first.
+func (s *Store) List(ctx context.Context) ([]agentrt.SessionInfo, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT id, created, updated, messages, coalesce(title, '') FROM agentrt_sessions ORDER BY updated DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list: %w", err)
+	}
+	infos, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (agentrt.SessionInfo, error) {
+		var i agentrt.SessionInfo
+		err := row.Scan(&i.ID, &i.Created, &i.Updated, &i.Messages, &i.Title)
+		return i, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list: %w", err)
+	}
+	if infos == nil {
+		infos = []agentrt.SessionInfo{}
+	}
+	return infos, nil
+}
+
+// Delete removes the session and its entries; deleting a missing session
+// is not an error. It returns [agentrt.ErrSessionBusy] (wrapped) if a run
+// holds the session.
+func (s *Store) Delete(ctx context.Context, sessionID string) error {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var free bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(`+lockKey+`)`, sessionID).Scan(&free); err != nil {
+			return err
+		}
+		if !free {
+			return fmt.Errorf("%w: %q", agentrt.ErrSessionBusy, sessionID)
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM agentrt_sessions WHERE id = $1`, sessionID)
+		return err
+	})
+	return wrap("delete", sessionID, err)
+}
+
+// lockKey is the advisory lock key of a session: a 64-bit hash of its id,
+// namespaced so as not to meet the keys of other applications by chance.
+const lockKey = `hashtextextended('agentrt.session:' || $1, 0)`
+
+// Lock keeps other runs, in this process or any other, off the session
+// until unlock is called; see [agentrt.Locker]. It takes a session-level
+// advisory lock on a connection of its own, held until unlock: if the
+// process dies, the connection closes and the server releases the lock.
+// It returns [agentrt.ErrSessionBusy] (wrapped) at once if the session is
+// held. Two session ids whose 64-bit hashes collide would exclude each
+// other (harmless, and unlikely).
+func (s *Store) Lock(ctx context.Context, sessionID string) (func(), error) {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.held[sessionID] != 0 {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: %q (held by this store)", agentrt.ErrSessionBusy, sessionID)
+	}
+	if s.held == nil {
+		s.held = map[string]uint64{}
+	}
+	s.token++
+	token := s.token
+	s.held[sessionID] = token
+	s.mu.Unlock()
+	release := func() {
+		s.mu.Lock()
+		if s.held[sessionID] == token {
+			delete(s.held, sessionID)
+		}
+		s.mu.Unlock()
+	}
+
+	conn, err := pgx.ConnectConfig(ctx, s.lockCfg)
+	if err != nil {
+		release()
+		return nil, wrap("lock", sessionID, err)
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`, sessionID).Scan(&ok); err != nil {
+		conn.Close(context.Background())
+		release()
+		return nil, wrap("lock", sessionID, err)
+	}
+	if !ok {
+		conn.Close(context.Background())
+		release()
+		return nil, fmt.Errorf("%w: %q (held through another connection: another store or process)", agentrt.ErrSessionBusy, sessionID)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			// Closing the connection releases the lock; unlocking first
+			// makes it explicit (and fast) while the server is reachable.
+			conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, sessionID)
+			conn.Close(ctx)
+			release()
+		})
+	}, nil
+}
+
+// Fork creates the session dst as a copy of the first upTo messages of src,
+// as [agentrt.JSONLStore.Fork] does: every entry of src before its message
+// number upTo is copied (records included), in one transaction, and dst
+// remembers where it came from (forked_from, forked_at). It returns an
+// error wrapping [agentrt.ErrSessionExists] if dst exists,
+// [agentrt.ErrSessionBusy] if dst is locked, [fs.ErrNotExist] if src does
+// not exist, and an error if upTo is negative or greater than the number
+// of messages of src.
+func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
+	if err := agentrt.ValidateSessionID(src); err != nil {
+		return err
+	}
+	if err := agentrt.ValidateSessionID(dst); err != nil {
+		return err
+	}
+	if src == dst {
+		return fmt.Errorf("%w: cannot fork %q onto itself", agentrt.ErrSessionExists, src)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var free bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(`+lockKey+`)`, dst).Scan(&free); err != nil {
+			return err
+		}
+		if !free {
+			return fmt.Errorf("%w: %q", agentrt.ErrSessionBusy, dst)
+		}
+		var n int
+		err := tx.QueryRow(ctx, `SELECT messages FROM agentrt_sessions WHERE id = $1 FOR SHARE`, src).Scan(&n)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("fork %q: %w", src, fs.ErrNotExist)
+		}
+		if err != nil {
+			return err
+		}
+		if upTo < 0 || upTo > n {
+			return fmt.Errorf("fork %q at %d: it has %d messages", src, upTo, n)
+		}
+		// The seq of message number upTo, or past the end.
+		var end int64 = 1<<63 - 1
+		if upTo < n {
+			if err := tx.QueryRow(ctx, `SELECT seq FROM agentrt_entries WHERE session_id = $1 AND kind = 'message'
+				ORDER BY seq OFFSET $2 LIMIT 1`, src, upTo).Scan(&end); err != nil {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO agentrt_sessions (id, messages, next_seq, title, forked_from, forked_at)
+			SELECT $2, $3::int, coalesce((SELECT max(seq) + 1 FROM agentrt_entries WHERE session_id = $1 AND seq < $4), 0),
+				(SELECT body::json->>'content' FROM agentrt_entries WHERE session_id = $1 AND seq < $4 AND role = 'user' ORDER BY seq LIMIT 1),
+				$1, $3::int
+			ON CONFLICT (id) DO NOTHING`, src, dst, upTo, end)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: %q", agentrt.ErrSessionExists, dst)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO agentrt_entries (session_id, seq, kind, role, body, created)
+			SELECT $2, seq, kind, role, body, created FROM agentrt_entries WHERE session_id = $1 AND seq < $3`, src, dst, end); err != nil {
+			return err
+		}
+		// The title, as agentrt.Title computes it.
+		var first *string
+		if err := tx.QueryRow(ctx, `SELECT title FROM agentrt_sessions WHERE id = $1`, dst).Scan(&first); err != nil {
+			return err
+		}
+		if first != nil {
+			t := agentrt.Title([]agentrt.Message{agentrt.NewUserMessage(*first)})
+			if _, err := tx.Exec(ctx, `UPDATE agentrt_sessions SET title = $2 WHERE id = $1`, dst, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	return nil
+}
+
+// Verify checks the session: every message entry decodes as a message,
+// and the session's message count and next seq agree with its entries.
+// It returns nil for a good or missing session.
+func (s *Store) Verify(ctx context.Context, sessionID string) error {
+	if err := agentrt.ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	var count, maxSeq int64
+	var messages int
+	var nextSeq int64
+	err := s.pool.QueryRow(ctx, `SELECT s.messages, s.next_seq,
+			(SELECT count(*) FROM agentrt_entries WHERE session_id = s.id AND kind = 'message'),
+			(SELECT coalesce(max(seq), -1) FROM agentrt_entries WHERE session_id = s.id)
+		FROM agentrt_sessions s WHERE s.id = $1`, sessionID).Scan(&messages, &nextSeq, &count, &maxSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return wrap("verify", sessionID, err)
+	}
+	if int64(messages) != count {
+		return fmt.Errorf("pgstore: session %q: counts %d messages, has %d", sessionID, messages, count)
+	}
+	if maxSeq >= nextSeq {
+		return fmt.Errorf("pgstore: session %q: next seq %d, but an entry has seq %d", sessionID, nextSeq, maxSeq)
+	}
+	if _, err := s.Load(ctx, sessionID); err != nil {
+		return err
+	}
+	return nil
+}
