@@ -1,6 +1,7 @@
 package agentrt
 
 import (
+	"context"
 	"iter"
 	"runtime/debug"
 )
@@ -159,6 +160,9 @@ func (r *run) decideInline(c *call) (ok bool) {
 // stopWorker ends the worker's coroutine.
 func (r *run) stopWorker() {
 	if r.w.stop != nil {
+		// A job still running (the caller's loop body panicked while it
+		// streamed) is told to stop, then waited for.
+		r.rctx.cancel(context.Canceled)
 		r.w.stop()
 		r.w.next, r.w.stop, r.w.yield = nil, nil, nil
 	}

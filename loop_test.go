@@ -349,3 +349,22 @@ func TestRunTimeoutDiscardsALateSuccess(t *testing.T) {
 	assert.Contains(t, res[0].Message.Content, "timed out")
 	assert.ErrorIs(t, res[0].Err, context.DeadlineExceeded)
 }
+
+func TestRunConsumerPanicStopsAStreamingPlanner(t *testing.T) {
+	t.Parallel()
+	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		for ctx.Err() == nil {
+			req.OnText("x") // streams until cancelled
+		}
+		return nil, ctx.Err()
+	})
+	ag := &agentrt.Agent{Planner: planner}
+	defer func() {
+		assert.Equal(t, "consumer bug", recover(), "the consumer's own panic propagates")
+	}()
+	for ev := range ag.Run(context.Background(), "s", "go") {
+		if _, ok := ev.(agentrt.TextDelta); ok {
+			panic("consumer bug")
+		}
+	}
+}
