@@ -73,6 +73,13 @@
 // crash mid-tool) is repaired with "interrupted" error results before the
 // planner sees it; no tool is run again by itself.
 //
+// # Runtimes
+//
+// [Agent.Run] is the in-process runtime. [Durable] is the same loop for a
+// runtime that records every step and can replay a run after a crash: its
+// loop side is deterministic and its step side runs the callbacks as Run
+// does. Package temporal is such a runtime, on Temporal workflows.
+//
 // # Testing
 //
 // Package agenttest provides a scripted planner, helpers to collect events
