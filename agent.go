@@ -36,9 +36,11 @@ const DefaultMaxParallelTools = 4
 // required.
 //
 // Fill the fields, then call Run as often as needed, concurrently for
-// different sessions: an Agent is safe for concurrent use. Do not modify its
-// fields after the first Run: the tool index and the tool specs sent to the
-// model are built once, at the first Run, and reused.
+// different sessions: an Agent is safe for concurrent use. Its fields are
+// frozen at the first Run: the tool index, the tool specs sent to the model
+// and the limits are read once and reused, so a change made afterwards is
+// not seen, and a copy of the Agent made afterwards shares them. To change
+// an agent, build a new Agent value.
 type Agent struct {
 	// Name identifies the agent in events, logs and traces. Optional.
 	Name string

@@ -19,10 +19,17 @@ import (
 // (and the tool's own spans) run under it, and the matching After or end
 // hook receives it.
 //
-// Failures are contained. A hook that panics is recovered; the failure
-// is reported as a [HookError] event and the run goes on, except that a
-// failing BeforeTool blocks its call (fail closed) and a failing BeforePlan
-// ends the run with its error. The invariants hold either way.
+// Failures are contained. A hook that panics or calls runtime.Goexit is
+// stopped there; the failure is reported as a [HookFailed] event (its Err a
+// [*HookError]) and the run goes on, except that a failing BeforeTool
+// blocks its call (fail closed) and a failing BeforePlan ends the run with
+// its error. The invariants hold either way.
+//
+// Hooks run on the run's worker, one at a time, except the AfterTool hooks
+// of read-only calls that run in parallel: those run on each call's own
+// goroutine, concurrently, and must be safe for that (on Temporal the
+// BeforeTool hooks of such calls run concurrently too, in their tool
+// activities).
 type Hooks struct {
 	// OnRunStart is called once the session is loaded, before the first turn.
 	OnRunStart func(ctx context.Context, run *RunInfo) context.Context
