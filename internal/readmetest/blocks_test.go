@@ -59,12 +59,11 @@ func sixtySeconds(ctx context.Context, provider agentrt.Provider) error {
 			return err // planner or store failure, or ctx cancelled; the session is still valid
 		}
 		switch e := ev.(type) {
-		case agentrt.TextDelta:
-			fmt.Print(e.Text) // the answer as it streams
 		case agentrt.ToolResult:
 			log.Printf("%s -> %s", e.Tool, e.Message.Content)
 		case agentrt.Done:
-			fmt.Println("\n", e.Reason, e.Usage.Total(), "tokens")
+			fmt.Println(e.FinalText) // the model's answer (streamed as TextDelta events too, by providers that stream)
+			log.Println(e.Reason, e.Layer, e.Usage.Total(), "tokens")
 		}
 	}
 	return nil
