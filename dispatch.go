@@ -104,6 +104,18 @@ func (r *run) contained(c *call, perr *PanicError) {
 // allowed ones together and appends each result once it and every call
 // before it are done.
 func (r *run) runParallel(group []call) bool {
+	r.decideGroup(group)
+	done := r.startGroup(group)
+	if err := r.settleGroup(group, done); err != nil {
+		// Every tool of the group has returned: stop answers those left.
+		return r.stop(StopError, LayerStore, "", err)
+	}
+	return true
+}
+
+// decideGroup announces each call of the group and decides, in order,
+// whether it runs; a call that does not is marked skip.
+func (r *run) decideGroup(group []call) {
 	for k := range group {
 		c := &group[k]
 		r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: true})
@@ -120,6 +132,13 @@ func (r *run) runParallel(group []call) bool {
 			c.skip = true
 		}
 	}
+}
+
+// startGroup runs the calls of the group that were not skipped, at most
+// maxPar at a time, each in a goroutine of its own. The channel it
+// returns carries their events, then for every call of the group one
+// message that it is done.
+func (r *run) startGroup(group []call) chan groupMsg {
 	done := make(chan groupMsg, len(group))
 	sem := make(chan struct{}, r.p.maxPar)
 	for k := range group {
@@ -140,6 +159,13 @@ func (r *run) runParallel(group []call) bool {
 			})
 		}()
 	}
+	return done
+}
+
+// settleGroup emits the events of the group's calls as they come and,
+// once a call and every call before it are done, settles it. It returns
+// the first error of settle, after every call is done.
+func (r *run) settleGroup(group []call, done chan groupMsg) error {
 	finished := make([]bool, len(group))
 	next := 0
 	var err error
@@ -157,11 +183,7 @@ func (r *run) runParallel(group []call) bool {
 			next++
 		}
 	}
-	if err != nil {
-		// Every tool of the group has returned: stop answers those left.
-		return r.stop(StopError, LayerStore, "", err)
-	}
-	return true
+	return err
 }
 
 // groupMsg is an event from a tool of a parallel group, or the end of
@@ -191,6 +213,28 @@ func (r *run) check(c *call) bool {
 		return false
 	}
 	c.stage = stageCheck
+	d, in := r.askPermission(c, in)
+	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+	if !r.audit(c, d) {
+		return false
+	}
+	if !d.Allow {
+		reason := d.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("permission denied for tool %q", c.use.Name)
+		}
+		c.decide(reason, nil)
+		return false
+	}
+	c.input, c.rewrite = in, d.Input
+	return true
+}
+
+// askPermission asks the permission checker about the call with its
+// decoded input in; it returns the decision and the input the tool would
+// get (the checker's rewrite, decoded, if it made one).
+func (r *run) askPermission(c *call, in any) (Decision, any) {
+	e := c.entry
 	req := r.newPermissionRequest()
 	*req = PermissionRequest{
 		SessionID: r.sessionID,
@@ -214,31 +258,28 @@ func (r *run) check(c *call) bool {
 			in = d.Input
 		}
 	}
-	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
-	// The audit trail: every decision but the plain allowing of a
-	// read-only tool by policy.
-	if !d.Allow || !e.spec.ReadOnly || d.Input != nil || d.Source != "policy" {
-		rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
-		if raw, ok := rawJSON(d.Input); ok {
-			rec.Input = raw
-		} else if d.Input != nil {
-			rec.Input, _ = json.Marshal(d.Input)
-		}
-		if err := r.record(RecordPermission, rec); err != nil {
-			// The audit trail could not be written: do not run the tool.
-			c.decide("permission denied: the decision could not be recorded", err)
-			return false
-		}
+	return d, in
+}
+
+// audit records the permission decision d about the call in the audit
+// trail: every decision but the plain allowing of a read-only tool by
+// policy. If the record cannot be written, the call is denied and audit
+// returns false.
+func (r *run) audit(c *call, d Decision) bool {
+	if d.Allow && c.entry.spec.ReadOnly && d.Input == nil && d.Source == "policy" {
+		return true
 	}
-	if !d.Allow {
-		reason := d.Reason
-		if reason == "" {
-			reason = fmt.Sprintf("permission denied for tool %q", c.use.Name)
-		}
-		c.decide(reason, nil)
+	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
+	if raw, ok := rawJSON(d.Input); ok {
+		rec.Input = raw
+	} else if d.Input != nil {
+		rec.Input, _ = json.Marshal(d.Input)
+	}
+	if err := r.record(RecordPermission, rec); err != nil {
+		// The audit trail could not be written: do not run the tool.
+		c.decide("permission denied: the decision could not be recorded", err)
 		return false
 	}
-	c.input, c.rewrite = in, d.Input
 	return true
 }
 

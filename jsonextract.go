@@ -84,88 +84,113 @@ func extractJSON(text string) (json.RawMessage, error) {
 // after its closing brace, and err is nil or says why the repaired bytes are
 // not valid JSON. When it does not balance, end is -1.
 func scanJSONObject(text string, start int) (obj json.RawMessage, end int, err error) {
-	out := make([]byte, 0, 64)
-	stack := make([]byte, 0, 8) // the closing brackets expected, innermost last
-	inString := false
-	for i := start; i < len(text); i++ {
-		c := text[i]
-		if inString {
-			switch {
-			case c == '"':
-				inString = false
-				out = append(out, c)
-			case c == '\\':
-				if i+1 >= len(text) {
-					return nil, -1, errJSONNotClosed
-				}
-				i++
-				switch e := text[i]; e {
-				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't', 'u':
-					out = append(out, '\\', e)
-				case '\'':
-					out = append(out, '\'')
-				default:
-					// An invalid escape (a Windows path, say): keep the
-					// backslash as a character; let the next byte be
-					// read again as itself.
-					out = append(out, '\\', '\\')
-					i--
-				}
-			case c < 0x20:
-				out = appendEscapedControl(out, c)
-			default:
-				out = append(out, c)
+	s := objectScan{text: text, out: make([]byte, 0, 64), stack: make([]byte, 0, 8)}
+	for s.i = start; s.i < len(text); s.i++ {
+		c := text[s.i]
+		if s.inString {
+			if err := s.stringByte(c); err != nil {
+				return nil, -1, err
 			}
 			continue
 		}
 		switch c {
 		case '"':
-			inString = true
-			out = append(out, c)
+			s.inString = true
+			s.out = append(s.out, c)
 		case '{':
-			stack = append(stack, '}')
-			out = append(out, c)
+			s.stack = append(s.stack, '}')
+			s.out = append(s.out, c)
 		case '[':
-			stack = append(stack, ']')
-			out = append(out, c)
+			s.stack = append(s.stack, ']')
+			s.out = append(s.out, c)
 		case '}', ']':
-			if len(stack) == 0 || stack[len(stack)-1] != c {
-				return nil, -1, fmt.Errorf("the JSON object is not valid JSON: unexpected %q at offset %d", c, i-start)
+			if len(s.stack) == 0 || s.stack[len(s.stack)-1] != c {
+				return nil, -1, fmt.Errorf("the JSON object is not valid JSON: unexpected %q at offset %d", c, s.i-start)
 			}
-			stack = stack[:len(stack)-1]
-			out = dropTrailingComma(out)
-			out = append(out, c)
-			if len(stack) == 0 {
-				if !json.Valid(out) {
-					return nil, i + 1, fmt.Errorf("the JSON object is not valid JSON: %v", jsonSyntaxError(out))
+			s.stack = s.stack[:len(s.stack)-1]
+			s.out = append(dropTrailingComma(s.out), c)
+			if len(s.stack) == 0 {
+				if !json.Valid(s.out) {
+					return nil, s.i + 1, fmt.Errorf("the JSON object is not valid JSON: %v", jsonSyntaxError(s.out))
 				}
-				return out, i + 1, nil
+				return s.out, s.i + 1, nil
 			}
 		case '/':
-			if i+1 < len(text) && text[i+1] == '/' {
-				for i < len(text) && text[i] != '\n' {
-					i++
-				}
-				if i < len(text) {
-					out = append(out, '\n')
-				}
-				continue
+			if err := s.slash(); err != nil {
+				return nil, -1, err
 			}
-			if i+1 < len(text) && text[i+1] == '*' {
-				j := strings.Index(text[i+2:], "*/")
-				if j < 0 {
-					return nil, -1, errJSONNotClosed
-				}
-				i += 2 + j + 1
-				out = append(out, ' ')
-				continue
-			}
-			out = append(out, c)
 		default:
-			out = append(out, c)
+			s.out = append(s.out, c)
 		}
 	}
 	return nil, -1, errJSONNotClosed
+}
+
+// objectScan is the state of scanJSONObject.
+type objectScan struct {
+	text     string
+	i        int    // the byte being read
+	out      []byte // the object so far, repaired
+	stack    []byte // the closing brackets expected, innermost last
+	inString bool
+}
+
+// stringByte copies c = text[i], inside a string, repairing it: a whole
+// escape at a backslash, a control character escaped.
+func (s *objectScan) stringByte(c byte) error {
+	switch {
+	case c == '"':
+		s.inString = false
+		s.out = append(s.out, c)
+	case c == '\\':
+		if s.i+1 >= len(s.text) {
+			return errJSONNotClosed
+		}
+		s.i++
+		switch e := s.text[s.i]; e {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't', 'u':
+			s.out = append(s.out, '\\', e)
+		case '\'':
+			s.out = append(s.out, '\'')
+		default:
+			// An invalid escape (a Windows path, say): keep the
+			// backslash as a character; let the next byte be
+			// read again as itself.
+			s.out = append(s.out, '\\', '\\')
+			s.i--
+		}
+	case c < 0x20:
+		s.out = appendEscapedControl(s.out, c)
+	default:
+		s.out = append(s.out, c)
+	}
+	return nil
+}
+
+// slash copies the '/' at text[i] outside a string, or skips the comment
+// it starts (leaving i on the comment's last byte).
+func (s *objectScan) slash() error {
+	text, i := s.text, s.i
+	switch {
+	case i+1 < len(text) && text[i+1] == '/':
+		for i < len(text) && text[i] != '\n' {
+			i++
+		}
+		if i < len(text) {
+			s.out = append(s.out, '\n')
+		}
+	case i+1 < len(text) && text[i+1] == '*':
+		j := strings.Index(text[i+2:], "*/")
+		if j < 0 {
+			return errJSONNotClosed
+		}
+		i += 2 + j + 1
+		s.out = append(s.out, ' ')
+	default:
+		s.out = append(s.out, '/')
+	}
+	s.i = i
+	return nil
 }
 
 // dropTrailingComma removes a ',' that is followed only by whitespace at

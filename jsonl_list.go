@@ -174,17 +174,7 @@ func (s *JSONLStore) scanInfo(f *os.File, id string, size int64, e *listEntry) e
 	var l jsonlLine
 	for {
 		start := off
-		chunk, err := br.ReadSlice('\n')
-		n := int64(len(chunk))
-		hn := copy(head[:], chunk)
-		full := chunk
-		if err == bufio.ErrBufferFull {
-			for err == bufio.ErrBufferFull {
-				chunk, err = br.ReadSlice('\n')
-				n += int64(len(chunk))
-			}
-			full = nil
-		}
+		full, hn, n, err := readLineHead(br, head[:])
 		if err != nil {
 			break // io.EOF: nothing more, or an incomplete last line left for later
 		}
@@ -206,6 +196,29 @@ func (s *JSONLStore) scanInfo(f *os.File, id string, size int64, e *listEntry) e
 		}
 		s.noteLine(id, start, head[:hn], read, e, &l)
 	}
+	return e.endScan(f, off, lastHead)
+}
+
+// readLineHead reads one line from br and copies its first bytes into
+// head (hn of them). It returns the whole line, newline included, if it
+// fits in br's buffer (else nil), and its length n.
+func readLineHead(br *bufio.Reader, head []byte) (full []byte, hn int, n int64, err error) {
+	chunk, err := br.ReadSlice('\n')
+	n = int64(len(chunk))
+	hn = copy(head, chunk)
+	full = chunk
+	for err == bufio.ErrBufferFull {
+		full = nil
+		chunk, err = br.ReadSlice('\n')
+		n += int64(len(chunk))
+	}
+	return full, hn, n, err
+}
+
+// endScan records a scan of f that ended at off: the time of the last
+// line (whose first bytes are lastHead, nil for none) and the last bytes
+// read, to tell later that the file was only appended to.
+func (e *listEntry) endScan(f *os.File, off int64, lastHead []byte) error {
 	if lastHead != nil {
 		if t, ok := lineTime(lastHead); ok {
 			e.updated = t

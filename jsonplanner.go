@@ -163,27 +163,11 @@ func (jp *jsonPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelRespo
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			bad := raw
-			if strings.TrimSpace(bad) == "" {
-				bad = "(empty answer)"
-			}
-			msgs = append(msgs,
-				NewAssistantMessage(TextBlock(bad)),
-				NewUserMessage(jsonCorrection(problem, len(req.Tools) > 0)))
+			msgs = appendJSONCorrection(msgs, raw, problem, len(req.Tools) > 0)
 		}
-		n := len(msgs)
-		resp, err := jp.p.Generate(ctx, &ModelRequest{
-			SessionID: req.SessionID,
-			Turn:      req.Turn,
-			System:    system,
-			Messages:  msgs[:n:n],
-			MaxTokens: req.MaxTokens,
-		})
+		resp, err := jp.generate(ctx, req, system, msgs)
 		if err != nil {
 			return nil, err
-		}
-		if resp == nil {
-			return nil, errors.New("agentrt: JSON planner: the provider returned no response")
 		}
 		usage = usage.Add(resp.Usage)
 		raw = answerText(resp.Message)
@@ -195,29 +179,67 @@ func (jp *jsonPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelRespo
 			problem = prob
 			continue
 		}
-		out := &ModelResponse{Usage: usage, Model: resp.Model}
-		if d.final {
-			out.Message = NewAssistantMessage(TextBlock(d.answer))
-			out.Finish = resp.Finish
-			if out.Finish == "" {
-				out.Finish = FinishStop
-			}
-			if req.OnText != nil && d.answer != "" {
-				req.OnText(d.answer)
-			}
-			return out, nil
-		}
-		ids := h.newIDs(len(d.calls))
-		blocks := make([]Block, len(d.calls))
-		for i, c := range d.calls {
-			blocks[i] = ToolUseBlock(ids[i], c.name, c.arguments)
-		}
-		out.Message = NewAssistantMessage(blocks...)
-		out.Finish = FinishToolUse
-		return out, nil
+		return decisionResponse(req, h, d, resp, usage), nil
 	}
 	return nil, fmt.Errorf("%w (%d attempts): %s; last answer: %q",
 		ErrUnparsableDecision, jp.retries+1, problem, truncate(raw, 300))
+}
+
+// appendJSONCorrection appends to msgs the answer that could not be
+// parsed, raw, and the user's correction that says what was wrong with it.
+func appendJSONCorrection(msgs []Message, raw, problem string, hasTools bool) []Message {
+	if strings.TrimSpace(raw) == "" {
+		raw = "(empty answer)"
+	}
+	return append(msgs,
+		NewAssistantMessage(TextBlock(raw)),
+		NewUserMessage(jsonCorrection(problem, hasTools)))
+}
+
+// generate asks the provider for one answer to msgs, without tools: the
+// system prompt describes them.
+func (jp *jsonPlanner) generate(ctx context.Context, req *ModelRequest, system string, msgs []Message) (*ModelResponse, error) {
+	n := len(msgs)
+	resp, err := jp.p.Generate(ctx, &ModelRequest{
+		SessionID: req.SessionID,
+		Turn:      req.Turn,
+		System:    system,
+		Messages:  msgs[:n:n],
+		MaxTokens: req.MaxTokens,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, errors.New("agentrt: JSON planner: the provider returned no response")
+	}
+	return resp, nil
+}
+
+// decisionResponse is the planner's response for the decision d parsed
+// from the provider's resp: a final answer, or tool calls with ids new in
+// the history h. usage is that of every attempt.
+func decisionResponse(req *ModelRequest, h *jsonHistory, d jsonDecision, resp *ModelResponse, usage Usage) *ModelResponse {
+	out := &ModelResponse{Usage: usage, Model: resp.Model}
+	if d.final {
+		out.Message = NewAssistantMessage(TextBlock(d.answer))
+		out.Finish = resp.Finish
+		if out.Finish == "" {
+			out.Finish = FinishStop
+		}
+		if req.OnText != nil && d.answer != "" {
+			req.OnText(d.answer)
+		}
+		return out
+	}
+	ids := h.newIDs(len(d.calls))
+	blocks := make([]Block, len(d.calls))
+	for i, c := range d.calls {
+		blocks[i] = ToolUseBlock(ids[i], c.name, c.arguments)
+	}
+	out.Message = NewAssistantMessage(blocks...)
+	out.Finish = FinishToolUse
+	return out
 }
 
 // answerText is the whole text of a provider's answer, wherever the

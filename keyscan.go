@@ -113,55 +113,21 @@ func (c *checker) value(n *schemaNode, path string, optional bool) bool {
 		return c.skip()
 	}
 	if n.never {
-		if !c.skip() {
-			return false
-		}
-		return c.failf(path, "is not allowed")
+		return c.skip() && c.failf(path, "is not allowed")
 	}
-	var (
-		str     []byte  // a string's contents
-		num     float64 // a number's value
-		isNum   bool
-		ok      bool
-		escaped bool
-	)
 	switch b := c.data[c.i]; {
 	case b == '{':
 		if n.types != 0 && n.types&tObject == 0 {
 			return c.skip() && c.typeError(n, path, "object")
 		}
-		if !c.object(n, path) {
-			return false
-		}
+		return c.object(n, path) && c.valueRules(n, path, start, nil, 0, false)
 	case b == '[':
 		if n.types != 0 && n.types&tArray == 0 {
 			return c.skip() && c.typeError(n, path, "array")
 		}
-		if !c.array(n, path) {
-			return false
-		}
+		return c.array(n, path) && c.valueRules(n, path, start, nil, 0, false)
 	case b == '"':
-		escaped, ok = c.str()
-		if !ok {
-			return false
-		}
-		if n.types != 0 && n.types&tString == 0 {
-			return c.typeError(n, path, "string")
-		}
-		if !n.textual {
-			break
-		}
-		str = c.data[start+1 : c.i-1]
-		if escaped {
-			var s string
-			if json.Unmarshal(c.data[start:c.i], &s) != nil {
-				return false
-			}
-			str = []byte(s)
-		}
-		if !c.stringRules(n, path, str) {
-			return false
-		}
+		return c.stringValue(n, path, start)
 	case b == 't' || b == 'f':
 		if !c.literal() {
 			return false
@@ -169,6 +135,7 @@ func (c *checker) value(n *schemaNode, path string, optional bool) bool {
 		if n.types != 0 && n.types&tBoolean == 0 {
 			return c.typeError(n, path, "boolean")
 		}
+		return c.valueRules(n, path, start, nil, 0, false)
 	case b == 'n':
 		if !c.literal() {
 			return false
@@ -179,37 +146,89 @@ func (c *checker) value(n *schemaNode, path string, optional bool) bool {
 		if n.types != 0 && n.types&tNull == 0 {
 			return c.typeError(n, path, "null")
 		}
+		return c.valueRules(n, path, start, nil, 0, false)
 	default:
-		integral := true // no fraction or exponent: an integer as written
-	scan:
-		for ; c.i < len(c.data); c.i++ {
-			switch c.data[c.i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				break scan
-			case '.', 'e', 'E':
-				integral = false
-			}
-		}
-		if c.i == start {
+		return c.numberValue(n, path, start)
+	}
+}
+
+// stringValue checks the string at c.i, its opening quote at start.
+func (c *checker) stringValue(n *schemaNode, path string, start int) bool {
+	escaped, ok := c.str()
+	if !ok {
+		return false
+	}
+	if n.types != 0 && n.types&tString == 0 {
+		return c.typeError(n, path, "string")
+	}
+	var str []byte // the string's contents, when its rules need them
+	if n.textual {
+		if str, ok = c.contents(start, escaped); !ok {
 			return false
 		}
-		isNum = true
-		lit := c.data[start:c.i]
-		if n.numeric || !integral {
-			var err error
-			num, err = strconv.ParseFloat(string(lit), 64)
-			if err != nil && !isRangeError(err) {
-				return false
-			}
-			integral = num == math.Trunc(num)
-		}
-		if n.types != 0 && n.types&tNumber == 0 && (n.types&tInteger == 0 || !integral) {
-			return c.typeError(n, path, "number")
-		}
-		if n.numeric && !c.numberRules(n, path, num) {
+		if !c.stringRules(n, path, str) {
 			return false
 		}
 	}
+	return c.valueRules(n, path, start, str, 0, false)
+}
+
+// contents is the decoded contents of the string from start to c.i.
+func (c *checker) contents(start int, escaped bool) ([]byte, bool) {
+	if !escaped {
+		return c.data[start+1 : c.i-1], true
+	}
+	var s string
+	if json.Unmarshal(c.data[start:c.i], &s) != nil {
+		return nil, false
+	}
+	return []byte(s), true
+}
+
+// numberValue checks the number at c.i, which starts at start.
+func (c *checker) numberValue(n *schemaNode, path string, start int) bool {
+	integral := c.scanNumber()
+	if c.i == start {
+		return false
+	}
+	var num float64 // the number's value, when it was parsed
+	if n.numeric || !integral {
+		var err error
+		num, err = strconv.ParseFloat(string(c.data[start:c.i]), 64)
+		if err != nil && !isRangeError(err) {
+			return false
+		}
+		integral = num == math.Trunc(num)
+	}
+	if n.types != 0 && n.types&tNumber == 0 && (n.types&tInteger == 0 || !integral) {
+		return c.typeError(n, path, "number")
+	}
+	if n.numeric && !c.numberRules(n, path, num) {
+		return false
+	}
+	return c.valueRules(n, path, start, nil, num, true)
+}
+
+// scanNumber scans the number at c.i; integral reports that it has no
+// fraction or exponent (an integer as written).
+func (c *checker) scanNumber() (integral bool) {
+	integral = true
+	for ; c.i < len(c.data); c.i++ {
+		switch c.data[c.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return integral
+		case '.', 'e', 'E':
+			integral = false
+		}
+	}
+	return integral
+}
+
+// valueRules checks the rules for a value of any type (enum, const, the
+// combinators) on the value from start to c.i; str and num are its string
+// contents or number value if its type's own rules needed them, isNum
+// tells that it is a number.
+func (c *checker) valueRules(n *schemaNode, path string, start int, str []byte, num float64, isNum bool) bool {
 	if n.enum != nil && !c.matchAny(n.enum, start, str, num, isNum) {
 		if !c.failf(path, "must be one of %s", listValues(n.Enum)) {
 			return false
@@ -259,79 +278,117 @@ func (c *checker) lastValue() []byte {
 
 func (c *checker) object(n *schemaNode, path string) bool {
 	c.i++ // '{'
-	var seen uint64
-	var seenMany []bool
+	var seen seenSet
 	if len(n.Required) > 64 {
-		seenMany = make([]bool, len(n.Required))
+		seen.many = make([]bool, len(n.Required))
 	}
-	count := 0
 	firstErr := 0 // missing fields are reported before the object's other errors
 	if c.errs != nil {
 		firstErr = len(*c.errs)
 	}
-	c.skipSpace()
-	if c.i < len(c.data) && c.data[c.i] == '}' {
-		c.i++
-	} else {
-		for {
-			start := c.i
-			escaped, ok := c.str()
-			if !ok {
-				return false
-			}
-			key := c.data[start+1 : c.i-1]
-			if escaped {
-				var s string
-				if json.Unmarshal(c.data[start:c.i], &s) != nil {
-					return false
-				}
-				key = []byte(s)
-			}
-			count++
-			info, found := n.lookup(key)
-			optional := true
-			if found && info.req >= 0 {
-				optional = false
-				if seenMany != nil {
-					seenMany[info.req] = true
-				} else {
-					seen |= 1 << info.req
-				}
-			}
-			c.skipSpace()
-			if c.i >= len(c.data) || c.data[c.i] != ':' {
-				return false
-			}
-			c.i++
-			c.skipSpace()
-			if info.declared && n.patterns == nil { // the usual case, in short
-				if !c.value(info.node, c.child(path, key), optional) {
-					return false
-				}
-			} else if !c.member(n, path, key, info, optional) {
-				return false
-			}
-			c.skipSpace()
-			if c.i >= len(c.data) {
-				return false
-			}
-			if c.data[c.i] == '}' {
-				c.i++
-				break
-			}
-			if c.data[c.i] != ',' {
-				return false
-			}
-			c.i++
-			c.skipSpace()
+	count := 0
+	for more := !c.closes('}'); more; {
+		if !c.property(n, path, &seen) {
+			return false
+		}
+		count++
+		var ok bool
+		if more, ok = c.next('}'); !ok {
+			return false
 		}
 	}
-	if seenMany == nil && seen == n.reqMask {
+	if seen.many == nil && seen.mask == n.reqMask {
 		return c.countRules(n, path, count)
 	}
+	return c.missing(n, path, &seen, firstErr) && c.countRules(n, path, count)
+}
+
+// seenSet records which of an object's required properties it has: a bit
+// mask for up to 64 of them, a slice beyond.
+type seenSet struct {
+	mask uint64
+	many []bool
+}
+
+func (s *seenSet) add(i int) {
+	if s.many != nil {
+		s.many[i] = true
+	} else {
+		s.mask |= 1 << i
+	}
+}
+
+func (s *seenSet) has(i int) bool {
+	return s.many != nil && s.many[i] || s.many == nil && s.mask&(1<<i) != 0
+}
+
+// closes scans the space after a list's opening bracket and, if the list
+// is empty, its closing one (end); it reports whether it did.
+func (c *checker) closes(end byte) bool {
+	c.skipSpace()
+	if c.i < len(c.data) && c.data[c.i] == end {
+		c.i++
+		return true
+	}
+	return false
+}
+
+// next scans past the space and the comma after an element of a list
+// closed by end, to the next element; more is false past the end of the
+// list, ok false at malformed JSON.
+func (c *checker) next(end byte) (more, ok bool) {
+	c.skipSpace()
+	if c.i >= len(c.data) {
+		return false, false
+	}
+	if c.data[c.i] == end {
+		c.i++
+		return false, true
+	}
+	if c.data[c.i] != ',' {
+		return false, false
+	}
+	c.i++
+	c.skipSpace()
+	return true, true
+}
+
+// property checks one member of an object (key, colon, value) and marks
+// it in seen if it is required.
+func (c *checker) property(n *schemaNode, path string, seen *seenSet) bool {
+	start := c.i
+	escaped, ok := c.str()
+	if !ok {
+		return false
+	}
+	key, ok := c.contents(start, escaped)
+	if !ok {
+		return false
+	}
+	info, found := n.lookup(key)
+	optional := true
+	if found && info.req >= 0 {
+		optional = false
+		seen.add(info.req)
+	}
+	c.skipSpace()
+	if c.i >= len(c.data) || c.data[c.i] != ':' {
+		return false
+	}
+	c.i++
+	c.skipSpace()
+	if info.declared && n.patterns == nil { // the usual case, in short
+		return c.value(info.node, c.child(path, key), optional)
+	}
+	return c.member(n, path, key, info, optional)
+}
+
+// missing reports the required properties not in seen, ahead of the
+// object's other errors (which start at firstErr).
+func (c *checker) missing(n *schemaNode, path string, seen *seenSet, firstErr int) bool {
 	var missing []fieldError
 	for i, name := range n.Required {
-		if seenMany != nil && seenMany[i] || seenMany == nil && seen&(1<<i) != 0 {
+		if seen.has(i) {
 			continue
 		}
 		if c.errs == nil {
@@ -345,7 +402,7 @@ func (c *checker) object(n *schemaNode, path string) bool {
 		c.failed = true
 		*c.errs = slices.Insert(*c.errs, firstErr, missing...)
 	}
-	return c.countRules(n, path, count)
+	return true
 }
 
 // countRules checks minProperties and maxProperties.
@@ -409,34 +466,26 @@ func (c *checker) array(n *schemaNode, path string) bool {
 	start := c.i
 	c.i++ // '['
 	count := 0
-	c.skipSpace()
-	if c.i < len(c.data) && c.data[c.i] == ']' {
-		c.i++
-	} else {
-		for {
-			var p string
-			if c.errs != nil {
-				p = path + "[" + strconv.Itoa(count) + "]"
-			}
-			if !c.value(n.Items, p, false) {
-				return false
-			}
-			count++
-			c.skipSpace()
-			if c.i >= len(c.data) {
-				return false
-			}
-			if c.data[c.i] == ']' {
-				c.i++
-				break
-			}
-			if c.data[c.i] != ',' {
-				return false
-			}
-			c.i++
-			c.skipSpace()
+	for more := !c.closes(']'); more; {
+		var p string
+		if c.errs != nil {
+			p = path + "[" + strconv.Itoa(count) + "]"
+		}
+		if !c.value(n.Items, p, false) {
+			return false
+		}
+		count++
+		var ok bool
+		if more, ok = c.next(']'); !ok {
+			return false
 		}
 	}
+	return c.itemRules(n, path, start, count)
+}
+
+// itemRules checks the rules on an array's items: their number, and that
+// none repeats. The array runs from start to c.i.
+func (c *checker) itemRules(n *schemaNode, path string, start, count int) bool {
 	if n.MinItems != nil && count < *n.MinItems {
 		if !c.failf(path, "must have at least %s", plural(*n.MinItems, "item", "items")) {
 			return false
@@ -447,16 +496,17 @@ func (c *checker) array(n *schemaNode, path string) bool {
 			return false
 		}
 	}
-	if n.UniqueItems && count > 1 {
-		var items []any
-		if v, err := decodeValue(c.data[start:c.i]); err == nil {
-			items, _ = v.([]any)
-		}
-		for i := range items {
-			for j := range i {
-				if jsonEqual(items[i], items[j]) {
-					return c.failf(path, "must not repeat an item (items %d and %d are equal)", j, i)
-				}
+	if !n.UniqueItems || count <= 1 {
+		return true
+	}
+	var items []any
+	if v, err := decodeValue(c.data[start:c.i]); err == nil {
+		items, _ = v.([]any)
+	}
+	for i := range items {
+		for j := range i {
+			if jsonEqual(items[i], items[j]) {
+				return c.failf(path, "must not repeat an item (items %d and %d are equal)", j, i)
 			}
 		}
 	}

@@ -118,37 +118,62 @@ func (l *loop) accept(resp *ModelResponse) Message {
 		m.Blocks = append([]Block{TextBlock(m.Content)}, m.Blocks...)
 		m.Content = ""
 	}
+	l.collectCalls(m.Blocks)
+	l.repairCalls(&m)
+	if l.limit != nil {
+		// The final answer was to call no tool: none runs.
+		for k := range l.calls {
+			if l.calls[k].note == "" {
+				l.calls[k].note = "not run: the run reached a limit and is over"
+			}
+		}
+	}
+	return m
+}
+
+// collectCalls fills l.calls with the tool_use blocks, each with the
+// problem of its id if it has one. First the ids the model gave that can
+// stay are taken, so that an id invented later never takes one of them.
+func (l *loop) collectCalls(blocks []Block) {
 	clear(l.calls)
 	l.calls = l.calls[:0]
+	first := l.ids.len()
+	for i := range blocks {
+		b := &blocks[i]
+		if b.Type != BlockToolUse {
+			continue
+		}
+		l.calls = append(l.calls, call{use: *b, index: i, note: l.idProblem(b.ID, first)})
+	}
+}
+
+// idProblem is why the tool_use id cannot stay, or "" if it can (and is
+// then taken); ids from first on were given in this message.
+func (l *loop) idProblem(id string, first int) string {
+	switch {
+	case id == "":
+		return "invalid tool_use: empty id; this call was not run. Give every tool_use a unique id."
+	case !utf8.ValidString(id):
+		return fmt.Sprintf("invalid tool_use: id %q is not valid UTF-8; this call was not run. Give every tool_use a unique id of plain text.", id)
+	case l.ids.hasFrom(id, first):
+		return fmt.Sprintf("invalid tool_use: duplicate id %q in this message; this call was not run. Give every tool_use a unique id.", id)
+	case l.ids.has(id):
+		return fmt.Sprintf("invalid tool_use: id %q was already used earlier in this conversation; this call was not run. Give every tool_use a new, unique id.", id)
+	}
+	l.ids.add(id)
+	return ""
+}
+
+// repairCalls gives each call in l.calls with a bad id a new one, turns an
+// input that is not valid JSON into a JSON string, and finds the tool of
+// each call that may run. m's Blocks are copied before the first change.
+func (l *loop) repairCalls(m *Message) {
 	copied := false
 	own := func() {
 		if !copied {
 			m.Blocks = append([]Block(nil), m.Blocks...)
 			copied = true
 		}
-	}
-	// First the ids the model gave that can stay, so that an invented id
-	// never takes one of them.
-	first := l.ids.len()
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		if b.Type != BlockToolUse {
-			continue
-		}
-		c := call{use: *b, index: i}
-		switch {
-		case b.ID == "":
-			c.note = "invalid tool_use: empty id; this call was not run. Give every tool_use a unique id."
-		case !utf8.ValidString(b.ID):
-			c.note = fmt.Sprintf("invalid tool_use: id %q is not valid UTF-8; this call was not run. Give every tool_use a unique id of plain text.", b.ID)
-		case l.ids.hasFrom(b.ID, first):
-			c.note = fmt.Sprintf("invalid tool_use: duplicate id %q in this message; this call was not run. Give every tool_use a unique id.", b.ID)
-		case l.ids.has(b.ID):
-			c.note = fmt.Sprintf("invalid tool_use: id %q was already used earlier in this conversation; this call was not run. Give every tool_use a new, unique id.", b.ID)
-		default:
-			l.ids.add(b.ID)
-		}
-		l.calls = append(l.calls, c)
 	}
 	for k := range l.calls {
 		c := &l.calls[k]
@@ -179,15 +204,6 @@ func (l *loop) accept(resp *ModelResponse) Message {
 		}
 		c.entry = e
 	}
-	if l.limit != nil {
-		// The final answer was to call no tool: none runs.
-		for k := range l.calls {
-			if l.calls[k].note == "" {
-				l.calls[k].note = "not run: the run reached a limit and is over"
-			}
-		}
-	}
-	return m
 }
 
 // inventID returns an id for the k-th tool_use of this turn that no

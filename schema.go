@@ -73,7 +73,6 @@ func addValidateRules(s *jsonschema.Schema, t reflect.Type, rules bool) {
 		if s.Type == "array" {
 			addValidateRules(s.Items, t.Elem(), rules)
 		}
-		return
 	case reflect.Map:
 		if s.AdditionalProperties != nil && s.AdditionalProperties != jsonschema.FalseSchema {
 			addValidateRules(s.AdditionalProperties, t.Elem(), rules)
@@ -81,45 +80,48 @@ func addValidateRules(s *jsonschema.Schema, t reflect.Type, rules bool) {
 		for _, p := range s.PatternProperties {
 			addValidateRules(p, t.Elem(), rules)
 		}
-		return
 	case reflect.Struct:
+		if s.Properties == nil {
+			return
+		}
+		for i := range t.NumField() {
+			addFieldRules(s, t.Field(i), rules)
+		}
 	default:
 		if rules {
 			addKindBounds(s, t)
 		}
+	}
+}
+
+// addFieldRules is addValidateRules for one field of a struct whose schema
+// is s.
+func addFieldRules(s *jsonschema.Schema, f reflect.StructField, rules bool) {
+	if !f.IsExported() && !f.Anonymous {
 		return
 	}
-	if s.Properties == nil {
+	name := jsonName(f)
+	if name == "-" {
 		return
 	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() && !f.Anonymous {
-			continue
-		}
-		name := jsonName(f)
-		if name == "-" {
-			continue
-		}
-		if f.Anonymous && f.Tag.Get("json") == "" {
-			addValidateRules(s, f.Type, rules) // embedded struct: fields are promoted
-			continue
-		}
-		prop, ok := s.Properties.Get(name)
-		if !ok {
-			continue
-		}
-		if len(prop.OneOf) == 2 && prop.OneOf[1].Type == "null" { // jsonschema:"nullable"
-			prop = prop.OneOf[0]
-		}
-		addValidateRules(prop, f.Type, rules)
-		tagRules := splitValidateTag(f.Tag.Get("validate"))
-		if !slices.Contains(s.Required, name) && (slices.Contains(tagRules, "required") || rules && zeroFails(f)) {
-			s.Required = append(s.Required, name)
-		}
-		if rules {
-			applyRules(prop, f.Type, tagRules)
-		}
+	if f.Anonymous && f.Tag.Get("json") == "" {
+		addValidateRules(s, f.Type, rules) // embedded struct: fields are promoted
+		return
+	}
+	prop, ok := s.Properties.Get(name)
+	if !ok {
+		return
+	}
+	if len(prop.OneOf) == 2 && prop.OneOf[1].Type == "null" { // jsonschema:"nullable"
+		prop = prop.OneOf[0]
+	}
+	addValidateRules(prop, f.Type, rules)
+	tagRules := splitValidateTag(f.Tag.Get("validate"))
+	if !slices.Contains(s.Required, name) && (slices.Contains(tagRules, "required") || rules && zeroFails(f)) {
+		s.Required = append(s.Required, name)
+	}
+	if rules {
+		applyRules(prop, f.Type, tagRules)
 	}
 }
 
@@ -590,6 +592,34 @@ func (n *schemaNode) prepare(strict bool) error {
 	if strict && len(n.unchecked) > 0 {
 		return fmt.Errorf("keyword %q is not checked by the decoder", n.unchecked[0])
 	}
+	n.prepareTypes()
+	n.closed = n.AdditionalProperties != nil && n.AdditionalProperties.never
+	n.prepareProps()
+	if err := n.preparePatterns(); err != nil {
+		return err
+	}
+	if n.Format != "" {
+		n.format = formats[n.Format] // nil for a format the decoder does not know: an annotation
+	}
+	if err := n.prepareValues(); err != nil {
+		return err
+	}
+	if err := n.prepareBounds(); err != nil {
+		return err
+	}
+	n.numeric = n.Minimum != nil || n.Maximum != nil || n.exMin != nil || n.exMax != nil || n.MultipleOf != nil || n.enum != nil || n.hasConst
+	n.textual = n.MinLength != nil || n.MaxLength != nil || n.pattern != nil || n.format != nil || n.enum != nil || n.hasConst
+	n.combined = len(n.AllOf)+len(n.AnyOf)+len(n.OneOf) > 0 || n.Not != nil
+	for _, c := range n.children() {
+		if err := c.prepare(strict); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareTypes sets the type bits from "type", one name or a list.
+func (n *schemaNode) prepareTypes() {
 	var names []string
 	var one string
 	if json.Unmarshal(n.RawType, &one) == nil {
@@ -604,37 +634,48 @@ func (n *schemaNode) prepare(strict bool) error {
 			}
 		}
 	}
-	n.closed = n.AdditionalProperties != nil && n.AdditionalProperties.never
-	if len(n.Properties) > 0 || len(n.Required) > 0 {
-		n.props = make(map[string]propInfo, len(n.Properties)+len(n.Required))
-		for k, p := range n.Properties {
-			n.props[k] = propInfo{node: p, req: -1, declared: true}
-		}
-		req := n.Required[:0:0]
-		for _, k := range n.Required {
-			if !slices.Contains(req, k) {
-				req = append(req, k)
-			}
-		}
-		n.Required = req
-		for i, k := range n.Required {
-			info, ok := n.props[k]
-			if !ok {
-				info = propInfo{}
-			}
-			info.req = i
-			n.props[k] = info
-			if i < 64 {
-				n.reqMask |= 1 << i
-			}
-		}
-		if len(n.props) <= 8 {
-			for k, info := range n.props {
-				n.propList = append(n.propList, propEntry{k, info})
-			}
-			slices.SortFunc(n.propList, func(a, b propEntry) int { return strings.Compare(a.name, b.name) })
+}
+
+// prepareProps builds the property index: each declared or required
+// property, the position of each required one (duplicates dropped), and
+// for a few properties a sorted list to search instead of the map.
+func (n *schemaNode) prepareProps() {
+	if len(n.Properties) == 0 && len(n.Required) == 0 {
+		return
+	}
+	n.props = make(map[string]propInfo, len(n.Properties)+len(n.Required))
+	for k, p := range n.Properties {
+		n.props[k] = propInfo{node: p, req: -1, declared: true}
+	}
+	req := n.Required[:0:0]
+	for _, k := range n.Required {
+		if !slices.Contains(req, k) {
+			req = append(req, k)
 		}
 	}
+	n.Required = req
+	for i, k := range n.Required {
+		info, ok := n.props[k]
+		if !ok {
+			info = propInfo{}
+		}
+		info.req = i
+		n.props[k] = info
+		if i < 64 {
+			n.reqMask |= 1 << i
+		}
+	}
+	if len(n.props) <= 8 {
+		for k, info := range n.props {
+			n.propList = append(n.propList, propEntry{k, info})
+		}
+		slices.SortFunc(n.propList, func(a, b propEntry) int { return strings.Compare(a.name, b.name) })
+	}
+}
+
+// preparePatterns compiles the regular expressions of
+// "patternProperties" and "pattern".
+func (n *schemaNode) preparePatterns() error {
 	for k, p := range n.PatternProperties {
 		re, err := regexp.Compile(k)
 		if err != nil {
@@ -650,9 +691,11 @@ func (n *schemaNode) prepare(strict bool) error {
 		}
 		n.pattern = re
 	}
-	if n.Format != "" {
-		n.format = formats[n.Format] // nil for a format the decoder does not know: an annotation
-	}
+	return nil
+}
+
+// prepareValues decodes the values of "enum" and "const".
+func (n *schemaNode) prepareValues() error {
 	for _, raw := range n.Enum {
 		v, err := decodeValue(raw)
 		if err != nil {
@@ -667,6 +710,12 @@ func (n *schemaNode) prepare(strict bool) error {
 		}
 		n.hasConst, n.constVal = true, v
 	}
+	return nil
+}
+
+// prepareBounds reads the exclusive bounds, in either draft's form, and
+// checks "multipleOf".
+func (n *schemaNode) prepareBounds() error {
 	var err error
 	if n.exMin, err = exclusiveBound(n.ExclusiveMinimum, n.Minimum); err != nil {
 		return fmt.Errorf("exclusiveMinimum: %w", err)
@@ -683,9 +732,11 @@ func (n *schemaNode) prepare(strict bool) error {
 	if n.MultipleOf != nil && *n.MultipleOf <= 0 {
 		return errors.New("multipleOf must be greater than 0")
 	}
-	n.numeric = n.Minimum != nil || n.Maximum != nil || n.exMin != nil || n.exMax != nil || n.MultipleOf != nil || n.enum != nil || n.hasConst
-	n.textual = n.MinLength != nil || n.MaxLength != nil || n.pattern != nil || n.format != nil || n.enum != nil || n.hasConst
-	n.combined = len(n.AllOf)+len(n.AnyOf)+len(n.OneOf) > 0 || n.Not != nil
+	return nil
+}
+
+// children are the schemas inside n (some of them nil).
+func (n *schemaNode) children() []*schemaNode {
 	children := []*schemaNode{n.AdditionalProperties, n.Items, n.Not}
 	for _, p := range n.Properties {
 		children = append(children, p)
@@ -695,13 +746,7 @@ func (n *schemaNode) prepare(strict bool) error {
 	}
 	children = append(children, n.AllOf...)
 	children = append(children, n.AnyOf...)
-	children = append(children, n.OneOf...)
-	for _, c := range children {
-		if err := c.prepare(strict); err != nil {
-			return err
-		}
-	}
-	return nil
+	return append(children, n.OneOf...)
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -792,68 +837,92 @@ func (n *schemaNode) fix(dec *json.Decoder, out *bytes.Buffer) error {
 	switch x := tok.(type) {
 	case json.Delim:
 		if x == '{' {
-			out.WriteByte('{')
-			for i := 0; dec.More(); i++ {
-				key, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				if i > 0 {
-					out.WriteByte(',')
-				}
-				k, _ := key.(string)
-				writeJSON(out, k)
-				out.WriteByte(':')
-				if err := n.member(k).fix(dec, out); err != nil {
-					return err
-				}
-			}
-			out.WriteByte('}')
+			err = n.fixObject(dec, out)
 		} else {
-			out.WriteByte('[')
-			var items *schemaNode
-			if n != nil {
-				items = n.Items
-			}
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					out.WriteByte(',')
-				}
-				if err := items.fix(dec, out); err != nil {
-					return err
-				}
-			}
-			out.WriteByte(']')
+			err = n.fixArray(dec, out)
+		}
+		if err != nil {
+			return err
 		}
 		_, err := dec.Token() // the closing delimiter
 		return err
 	case string:
-		switch {
-		case n == nil || n.types&tString != 0:
-		case n.types&(tInteger|tNumber) != 0:
-			num := strings.TrimSpace(x)
-			if _, err := strconv.ParseFloat(num, 64); err == nil && json.Valid([]byte(num)) {
-				return n.fixNumber(json.Number(num), out)
-			}
-		case n.types&tBoolean != 0:
-			if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
-				out.WriteString(strconv.FormatBool(b))
-				return nil
-			}
-		case n.types&tObject != 0:
-			var inner map[string]any
-			if json.Unmarshal([]byte(x), &inner) == nil && inner != nil {
-				d := json.NewDecoder(strings.NewReader(x))
-				d.UseNumber()
-				return n.fix(d, out)
-			}
-		}
-		writeJSON(out, x)
+		return n.fixString(x, out)
 	case json.Number:
 		return n.fixNumber(x, out)
 	default: // bool, nil
 		writeJSON(out, x)
 	}
+	return nil
+}
+
+// fixObject copies the members of an object, after its '{', up to its
+// closing delimiter.
+func (n *schemaNode) fixObject(dec *json.Decoder, out *bytes.Buffer) error {
+	out.WriteByte('{')
+	for i := 0; dec.More(); i++ {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		k, _ := key.(string)
+		writeJSON(out, k)
+		out.WriteByte(':')
+		if err := n.member(k).fix(dec, out); err != nil {
+			return err
+		}
+	}
+	out.WriteByte('}')
+	return nil
+}
+
+// fixArray copies the items of an array, after its '[', up to its closing
+// delimiter.
+func (n *schemaNode) fixArray(dec *json.Decoder, out *bytes.Buffer) error {
+	out.WriteByte('[')
+	var items *schemaNode
+	if n != nil {
+		items = n.Items
+	}
+	for i := 0; dec.More(); i++ {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		if err := items.fix(dec, out); err != nil {
+			return err
+		}
+	}
+	out.WriteByte(']')
+	return nil
+}
+
+// fixString copies a string, or the number, boolean or object it holds
+// where the schema wants one of those instead.
+func (n *schemaNode) fixString(x string, out *bytes.Buffer) error {
+	switch {
+	case n == nil || n.types&tString != 0:
+	case n.types&(tInteger|tNumber) != 0:
+		num := strings.TrimSpace(x)
+		if _, err := strconv.ParseFloat(num, 64); err == nil && json.Valid([]byte(num)) {
+			return n.fixNumber(json.Number(num), out)
+		}
+	case n.types&tBoolean != 0:
+		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
+			out.WriteString(strconv.FormatBool(b))
+			return nil
+		}
+	case n.types&tObject != 0:
+		var inner map[string]any
+		if json.Unmarshal([]byte(x), &inner) == nil && inner != nil {
+			d := json.NewDecoder(strings.NewReader(x))
+			d.UseNumber()
+			return n.fix(d, out)
+		}
+	}
+	writeJSON(out, x)
 	return nil
 }
 

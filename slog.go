@@ -25,78 +25,94 @@ func LogHooks(logger *slog.Logger) Hooks {
 			return context.WithValue(ctx, planStartKey{}, time.Now()), nil
 		},
 		AfterPlan: func(ctx context.Context, req *ModelRequest, resp *ModelResponse, err error) {
-			start, _ := ctx.Value(planStartKey{}).(time.Time)
-			attrs := []slog.Attr{
-				slog.String("session", req.SessionID),
-				slog.Int("turn", req.Turn),
-				slog.Int("messages", len(req.Messages)),
-				slog.Duration("duration", time.Since(start)),
-			}
-			if err != nil {
-				attrs = append(attrs, slog.String("error", err.Error()))
-				logger.LogAttrs(ctx, slog.LevelError, "agentrt: planner call failed", attrs...)
-				return
-			}
-			attrs = append(attrs,
-				slog.Int("input_tokens", resp.Usage.InputTokens),
-				slog.Int("output_tokens", resp.Usage.OutputTokens),
-				slog.String("finish", string(resp.Finish)),
-				slog.Int("tool_calls", countToolUses(resp.Message)),
-			)
-			if resp.Model != "" {
-				attrs = append(attrs, slog.String("model", resp.Model))
-			}
-			logger.LogAttrs(ctx, slog.LevelInfo, "agentrt: planner call", attrs...)
-			if logger.Enabled(ctx, slog.LevelDebug) {
-				logger.LogAttrs(ctx, slog.LevelDebug, "agentrt: planner answer",
-					slog.String("session", req.SessionID), slog.Int("turn", req.Turn),
-					slog.String("content", truncate(resp.Message.String(), 2000)))
-			}
+			logPlan(ctx, logger, req, resp, err)
 		},
 		AfterTool: func(ctx context.Context, call *ToolInvocation, out *ToolOutcome) {
-			attrs := []slog.Attr{
-				slog.String("session", call.SessionID),
-				slog.Int("turn", call.Turn),
-				slog.String("tool", call.Tool.Name),
-				slog.String("tool_use_id", call.ToolUseID),
-				slog.Duration("duration", out.Duration),
-				slog.Bool("is_error", out.IsError),
-			}
-			level := slog.LevelInfo
-			if out.IsError {
-				level = slog.LevelWarn
-				if out.Err != nil {
-					attrs = append(attrs, slog.String("error", out.Err.Error()))
-				}
-			}
-			logger.LogAttrs(ctx, level, "agentrt: tool call", attrs...)
-			if logger.Enabled(ctx, slog.LevelDebug) {
-				logger.LogAttrs(ctx, slog.LevelDebug, "agentrt: tool call content",
-					slog.String("session", call.SessionID), slog.String("tool_use_id", call.ToolUseID),
-					slog.String("input", truncate(string(call.RawInput), 2000)),
-					slog.String("output", truncate(out.Content, 2000)))
-			}
+			logTool(ctx, logger, call, out)
 		},
 		OnRunEnd: func(ctx context.Context, run *RunInfo, done Done, err error) {
-			attrs := []slog.Attr{
-				slog.String("session", run.SessionID),
-				slog.String("reason", string(done.Reason)),
-				slog.Int("turns", done.Turns),
-				slog.Int("input_tokens", done.Usage.InputTokens),
-				slog.Int("output_tokens", done.Usage.OutputTokens),
-				slog.Duration("duration", time.Since(run.Start)),
-			}
-			if run.Agent != "" {
-				attrs = append(attrs, slog.String("agent", run.Agent))
-			}
-			level := slog.LevelInfo
-			if err != nil {
-				level = slog.LevelError
-				attrs = append(attrs, slog.String("error", err.Error()))
-			}
-			logger.LogAttrs(ctx, level, "agentrt: run", attrs...)
+			logRunEnd(ctx, logger, run, done, err)
 		},
 	}
+}
+
+// logPlan logs a planner call, timed from BeforePlan, and at debug level
+// its answer.
+func logPlan(ctx context.Context, logger *slog.Logger, req *ModelRequest, resp *ModelResponse, err error) {
+	start, _ := ctx.Value(planStartKey{}).(time.Time)
+	attrs := []slog.Attr{
+		slog.String("session", req.SessionID),
+		slog.Int("turn", req.Turn),
+		slog.Int("messages", len(req.Messages)),
+		slog.Duration("duration", time.Since(start)),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+		logger.LogAttrs(ctx, slog.LevelError, "agentrt: planner call failed", attrs...)
+		return
+	}
+	attrs = append(attrs,
+		slog.Int("input_tokens", resp.Usage.InputTokens),
+		slog.Int("output_tokens", resp.Usage.OutputTokens),
+		slog.String("finish", string(resp.Finish)),
+		slog.Int("tool_calls", countToolUses(resp.Message)),
+	)
+	if resp.Model != "" {
+		attrs = append(attrs, slog.String("model", resp.Model))
+	}
+	logger.LogAttrs(ctx, slog.LevelInfo, "agentrt: planner call", attrs...)
+	if logger.Enabled(ctx, slog.LevelDebug) {
+		logger.LogAttrs(ctx, slog.LevelDebug, "agentrt: planner answer",
+			slog.String("session", req.SessionID), slog.Int("turn", req.Turn),
+			slog.String("content", truncate(resp.Message.String(), 2000)))
+	}
+}
+
+// logTool logs a tool call, and at debug level its input and output.
+func logTool(ctx context.Context, logger *slog.Logger, call *ToolInvocation, out *ToolOutcome) {
+	attrs := []slog.Attr{
+		slog.String("session", call.SessionID),
+		slog.Int("turn", call.Turn),
+		slog.String("tool", call.Tool.Name),
+		slog.String("tool_use_id", call.ToolUseID),
+		slog.Duration("duration", out.Duration),
+		slog.Bool("is_error", out.IsError),
+	}
+	level := slog.LevelInfo
+	if out.IsError {
+		level = slog.LevelWarn
+		if out.Err != nil {
+			attrs = append(attrs, slog.String("error", out.Err.Error()))
+		}
+	}
+	logger.LogAttrs(ctx, level, "agentrt: tool call", attrs...)
+	if logger.Enabled(ctx, slog.LevelDebug) {
+		logger.LogAttrs(ctx, slog.LevelDebug, "agentrt: tool call content",
+			slog.String("session", call.SessionID), slog.String("tool_use_id", call.ToolUseID),
+			slog.String("input", truncate(string(call.RawInput), 2000)),
+			slog.String("output", truncate(out.Content, 2000)))
+	}
+}
+
+// logRunEnd logs the end of a run.
+func logRunEnd(ctx context.Context, logger *slog.Logger, run *RunInfo, done Done, err error) {
+	attrs := []slog.Attr{
+		slog.String("session", run.SessionID),
+		slog.String("reason", string(done.Reason)),
+		slog.Int("turns", done.Turns),
+		slog.Int("input_tokens", done.Usage.InputTokens),
+		slog.Int("output_tokens", done.Usage.OutputTokens),
+		slog.Duration("duration", time.Since(run.Start)),
+	}
+	if run.Agent != "" {
+		attrs = append(attrs, slog.String("agent", run.Agent))
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelError
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	logger.LogAttrs(ctx, level, "agentrt: run", attrs...)
 }
 
 type planStartKey struct{}

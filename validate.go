@@ -106,86 +106,97 @@ func fieldPath(fe validator.FieldError) string {
 func describeFieldError(fe validator.FieldError) string {
 	field := fmt.Sprintf("field %q", fieldPath(fe))
 	p := fe.Param()
-	kind := fe.Kind()
-	var unit string
-	switch kind {
-	case reflect.String:
-		unit = " characters"
-	case reflect.Slice, reflect.Array, reflect.Map:
-		unit = " items"
-	}
-	sized := unit != ""
-	switch fe.Tag() {
-	case "required":
+	switch tag := fe.Tag(); {
+	case tag == "required":
 		// The schema check has already reported a missing key: the value
 		// is there, but zero.
-		switch kind {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-			reflect.Float32, reflect.Float64:
-			return field + " is required and must not be 0"
-		case reflect.Bool:
-			return field + " is required and must be true"
-		case reflect.String:
-			return field + " is required and must not be empty"
-		}
-		return field + " is required"
-	case "required_if", "required_unless", "required_with", "required_without":
-		return field + " is required"
-	case "min":
-		if sized {
-			return fmt.Sprintf("%s must have at least %s%s", field, p, unit)
-		}
-		return fmt.Sprintf("%s must be at least %s", field, p)
-	case "max":
-		if sized {
-			return fmt.Sprintf("%s must have at most %s%s", field, p, unit)
-		}
-		return fmt.Sprintf("%s must be at most %s", field, p)
-	case "len":
-		if sized {
-			return fmt.Sprintf("%s must have exactly %s%s", field, p, unit)
-		}
-		return fmt.Sprintf("%s must be %s", field, p)
-	case "gte":
-		return fmt.Sprintf("%s must be greater than or equal to %s", field, p)
-	case "gt":
-		return fmt.Sprintf("%s must be greater than %s", field, p)
-	case "lte":
-		return fmt.Sprintf("%s must be less than or equal to %s", field, p)
-	case "lt":
-		return fmt.Sprintf("%s must be less than %s", field, p)
-	case "eq":
-		return fmt.Sprintf("%s must be equal to %s", field, p)
-	case "ne":
-		return fmt.Sprintf("%s must not be equal to %s", field, p)
-	case "oneof":
+		return field + requiredMessage(fe.Kind())
+	case tag == "oneof":
 		return fmt.Sprintf("%s must be one of: %s", field, strings.Join(strings.Fields(p), ", "))
-	case "email":
-		return field + " must be a valid email address"
-	case "url", "uri", "http_url":
-		return field + " must be a valid URL"
-	case "uuid", "uuid4":
-		return field + " must be a valid UUID"
-	case "alpha":
-		return field + " must contain only letters"
-	case "alphanum":
-		return field + " must contain only letters and digits"
-	case "numeric", "number":
-		return field + " must be numeric"
-	case "startswith":
-		return fmt.Sprintf("%s must start with %q", field, p)
-	case "endswith":
-		return fmt.Sprintf("%s must end with %q", field, p)
-	case "contains":
-		return fmt.Sprintf("%s must contain %q", field, p)
-	case "excludes":
-		return fmt.Sprintf("%s must not contain %q", field, p)
-	case "dive":
-		return field + " has an invalid item"
+	case ruleMessages[tag] != "":
+		return field + ruleMessages[tag]
+	case paramRuleFormats[tag] != "":
+		return fmt.Sprintf(paramRuleFormats[tag], field, p)
+	case sizeRuleFormats[tag] != [2]string{}:
+		if unit := sizeUnit(fe.Kind()); unit != "" {
+			return fmt.Sprintf(sizeRuleFormats[tag][0], field, p, unit)
+		}
+		return fmt.Sprintf(sizeRuleFormats[tag][1], field, p)
 	}
 	if p != "" {
 		return fmt.Sprintf("%s failed the %q rule (%s)", field, fe.Tag(), p)
 	}
 	return fmt.Sprintf("%s failed the %q rule", field, fe.Tag())
+}
+
+// requiredMessage is what a failed "required" says of a field of the kind:
+// that its value must not be the kind's zero.
+func requiredMessage(kind reflect.Kind) string {
+	switch kind {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return " is required and must not be 0"
+	case reflect.Bool:
+		return " is required and must be true"
+	case reflect.String:
+		return " is required and must not be empty"
+	}
+	return " is required"
+}
+
+// sizeUnit is what min, max and len count for a field of the kind, or ""
+// if they bound its value.
+func sizeUnit(kind reflect.Kind) string {
+	switch kind {
+	case reflect.String:
+		return " characters"
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return " items"
+	}
+	return ""
+}
+
+// ruleMessages is what a failed rule without a parameter says after the
+// field's name.
+var ruleMessages = map[string]string{
+	"required_if":      " is required",
+	"required_unless":  " is required",
+	"required_with":    " is required",
+	"required_without": " is required",
+	"email":            " must be a valid email address",
+	"url":              " must be a valid URL",
+	"uri":              " must be a valid URL",
+	"http_url":         " must be a valid URL",
+	"uuid":             " must be a valid UUID",
+	"uuid4":            " must be a valid UUID",
+	"alpha":            " must contain only letters",
+	"alphanum":         " must contain only letters and digits",
+	"numeric":          " must be numeric",
+	"number":           " must be numeric",
+	"dive":             " has an invalid item",
+}
+
+// paramRuleFormats formats what a failed rule says from the field's name
+// and the rule's parameter.
+var paramRuleFormats = map[string]string{
+	"gte":        "%s must be greater than or equal to %s",
+	"gt":         "%s must be greater than %s",
+	"lte":        "%s must be less than or equal to %s",
+	"lt":         "%s must be less than %s",
+	"eq":         "%s must be equal to %s",
+	"ne":         "%s must not be equal to %s",
+	"startswith": "%s must start with %q",
+	"endswith":   "%s must end with %q",
+	"contains":   "%s must contain %q",
+	"excludes":   "%s must not contain %q",
+}
+
+// sizeRuleFormats formats what a failed min, max or len says: of a size
+// (from the field's name, the parameter and the unit), or of a value (from
+// the field's name and the parameter).
+var sizeRuleFormats = map[string][2]string{
+	"min": {"%s must have at least %s%s", "%s must be at least %s"},
+	"max": {"%s must have at most %s%s", "%s must be at most %s"},
+	"len": {"%s must have exactly %s%s", "%s must be %s"},
 }
