@@ -14,7 +14,7 @@ import (
 // It is the loop [Agent.Run] drives, with the same decisions: unique
 // tool_use ids, what cannot run, the output cap, the loop guard, the
 // budget, max turns and the final answer, and the repair of a resumed
-// session. (Typed output, [RunTyped], is in-process only.)
+// session, and the check of a typed final answer (ExpectOutput).
 //
 // It has two sides. The loop side (Begin, Request, Accept, Batch, Runs,
 // Settle, Next, Stop) is deterministic: no clock, no goroutine, no I/O and
@@ -136,15 +136,39 @@ func (d *Durable) Settle(i int, out ToolOutcome, ran bool) ToolResult {
 }
 
 // Next decides what follows the turn once its calls are settled: with a
-// nil done the run goes on with the next Request; otherwise the run is
-// over, done is its Done event and err its error, if any.
-func (d *Durable) Next() (done *Done, err error) {
+// nil done the run goes on with the next Request, after storing msgs (the
+// correction sent back for a final answer that does not match the output
+// expected, see ExpectOutput); otherwise the run is over, done is its Done
+// event and err its error, if any.
+func (d *Durable) Next() (msgs []Message, done *Done, err error) {
 	o := d.l.next(d.last)
+	if o.retry != "" {
+		m := NewUserMessage(o.retry)
+		d.l.add(m)
+		return []Message{m}, nil, nil
+	}
 	if !o.stop {
-		return nil, nil
+		return nil, nil, nil
 	}
 	dn := d.l.done(o)
-	return &dn, o.err
+	return nil, &dn, o.err
+}
+
+// ExpectOutput makes the run's final answer a JSON value that matches
+// schema, as [RunTyped] does in-process ([OutputSchema] gives a Go type's):
+// the schema goes with every planner request, and an answer that does not
+// match is sent back with what was wrong (see Next), up to maxRetries times
+// (0 means 2, negative none); then the run ends with an [*OutputError].
+// [ParseOutput] decodes the final answer. The check is deterministic. Call
+// it before Begin.
+func (d *Durable) ExpectOutput(schema json.RawMessage, maxRetries int) error {
+	spec, err := schemaOutputSpec(schema)
+	if err != nil {
+		return err
+	}
+	spec.maxRetries = maxRetries
+	d.l.output = spec
+	return nil
 }
 
 // Stop ends the run early, for reason and from layer, with err (nil for a

@@ -68,7 +68,9 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 			}
 			i = j
 		}
-		if done, err := lp.Next(); done != nil {
+		more, done, err := lp.Next()
+		session = append(session, more...)
+		if done != nil {
 			return session, *done, err
 		}
 	}
@@ -119,7 +121,7 @@ func ExampleDurable() {
 			}
 			session = append(session, lp.Settle(i, res, ran).Message)
 		}
-		if done, _ := lp.Next(); done != nil {
+		if _, done, _ := lp.Next(); done != nil {
 			fmt.Println(done.Reason, done.Turns)
 			break
 		}

@@ -93,8 +93,38 @@ func RunTyped[T any](ctx context.Context, ag *Agent, sessionID, input string, op
 }
 
 // newOutputSpec reflects T's schema and returns the check that decodes an
-// answer into the returned pointer.
+// answer into the returned pointer: the answer must match the schema (the
+// same check a durable runtime makes, see [Durable.ExpectOutput]), then
+// decode strictly into T and pass its validate tags.
 func newOutputSpec[T any]() (*outputSpec, *T, error) {
+	schema, err := OutputSchema[T]()
+	if err != nil {
+		return nil, nil, err
+	}
+	spec, err := schemaOutputSpec(schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	value := new(T)
+	schemaCheck := spec.check
+	spec.check = func(text string) error {
+		if err := schemaCheck(text); err != nil {
+			return err
+		}
+		out, err := ParseOutput[T](text)
+		if err != nil {
+			return err
+		}
+		*value = out
+		return nil
+	}
+	return spec, value, nil
+}
+
+// OutputSchema returns the JSON Schema of T that [RunTyped] sends to the
+// model, for runtimes other than the in-process one (a durable runtime
+// passes it to [Durable.ExpectOutput]).
+func OutputSchema[T any]() (json.RawMessage, error) {
 	t := reflect.TypeFor[T]()
 	st := t
 	for st.Kind() == reflect.Pointer {
@@ -111,35 +141,71 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 		schema, err = json.Marshal(s)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("agentrt: RunTyped: %w", err)
+		return nil, fmt.Errorf("agentrt: output schema of %v: %w", t, err)
 	}
-	var sv *structValidator
+	return schema, nil
+}
+
+// ParseOutput decodes a final answer into T as [RunTyped] does: the JSON
+// value in text (an object may come with prose or a code fence around it),
+// decoded strictly, then checked against T's validate tags.
+func ParseOutput[T any](text string) (T, error) {
+	var out T
+	raw := answerJSON(text)
+	if err := decodeStrict(raw, &out); err != nil {
+		return out, describeDecodeError(err)
+	}
+	st := reflect.TypeFor[T]()
+	for st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
 	if st.Kind() == reflect.Struct {
-		sv = newStructValidator(st)
+		if sv := newStructValidator(st); sv != nil {
+			if err := sv.validate(out); err != nil {
+				return out, err
+			}
+		}
 	}
-	value := new(T)
-	spec := &outputSpec{
+	return out, nil
+}
+
+// answerJSON is the JSON value of a final answer: the first object found
+// in text, or text itself (a bare list or string).
+func answerJSON(text string) json.RawMessage {
+	raw, err := extractJSON(text)
+	if err != nil {
+		return json.RawMessage(text)
+	}
+	return raw
+}
+
+// schemaOutputSpec returns the output check for a JSON Schema: the answer
+// must be a JSON value that matches it. A schema whose top level is not an
+// object is shown to the model but only checked for being JSON.
+func schemaOutputSpec(schema json.RawMessage) (*outputSpec, error) {
+	if !json.Valid(schema) {
+		return nil, errors.New("agentrt: the output schema is not valid JSON")
+	}
+	node, err := compileSchema(schema, false)
+	if err != nil {
+		node = nil // not an object schema: shown, not enforced
+	}
+	return &outputSpec{
 		schema: schema,
 		instructions: "\n\nWhen you give your final answer (a reply without tool calls), reply with only a JSON value that matches this JSON Schema, with no other text:\n" +
 			string(schema),
 		check: func(text string) error {
-			raw, err := extractJSON(text)
-			if err != nil {
-				// Not an object: perhaps a bare JSON value (a list, a string).
-				raw = json.RawMessage(text)
+			raw := answerJSON(text)
+			if !json.Valid(raw) {
+				return errors.New("the answer is not valid JSON")
 			}
-			var out T
-			if err := decodeStrict(raw, &out); err != nil {
-				return describeDecodeError(err)
+			if node == nil {
+				return nil
 			}
-			if sv != nil {
-				if err := sv.validate(out); err != nil {
-					return err
-				}
+			if errs := node.check(raw); len(errs) > 0 {
+				return joinFieldErrors(errs)
 			}
-			*value = out
 			return nil
 		},
-	}
-	return spec, value, nil
+	}, nil
 }

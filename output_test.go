@@ -38,8 +38,8 @@ func TestRunTypedRetriesThenAccepts(t *testing.T) {
 	assert.JSONEq(t, `{"type":"object","properties":{"label":{"type":"string","enum":["spam","ham"]},"confidence":{"type":"number"}},"required":["label","confidence"],"additionalProperties":false}`, string(reqs[0].ResponseSchema))
 	assert.Contains(t, reqs[0].System, "reply with only a JSON value")
 	// The model was told what was wrong each time.
-	assert.Contains(t, reqs[1].Messages[2].Content, "Your final answer is not valid: input is not valid JSON")
-	assert.Contains(t, reqs[2].Messages[4].Content, `field "label" must be one of: spam, ham`)
+	assert.Contains(t, reqs[1].Messages[2].Content, "Your final answer is not valid: the answer is not valid JSON")
+	assert.Contains(t, reqs[2].Messages[4].Content, `field "label" must be one of "spam", "ham"`)
 	msgs, _ := store.Load(context.Background(), "s1")
 	agenttest.AssertInvariants(t, msgs)
 	done, _ := agenttest.Done(events)

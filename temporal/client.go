@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -48,6 +49,11 @@ func (o StartOptions) WorkflowID(sessionID string) string { return o.WorkflowIDP
 // read with [QueryState], which needs a worker) become the new run's
 // history, and an empty input then adds no user message.
 func Start(ctx context.Context, c client.Client, opts StartOptions, sessionID, input string) (client.WorkflowRun, error) {
+	return start(ctx, c, opts, RunInput{SessionID: sessionID, Input: input})
+}
+
+func start(ctx context.Context, c client.Client, opts StartOptions, in RunInput) (client.WorkflowRun, error) {
+	sessionID, input := in.SessionID, in.Input
 	if opts.TaskQueue == "" {
 		return nil, errors.New("agentrt/temporal: StartOptions.TaskQueue is required")
 	}
@@ -68,7 +74,7 @@ func Start(ctx context.Context, c client.Client, opts StartOptions, sessionID, i
 		WorkflowExecutionTimeout:                 opts.ExecutionTimeout,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, WorkflowName(opts.Agent), RunInput{SessionID: sessionID, Input: input, History: history})
+	}, WorkflowName(opts.Agent), RunInput{SessionID: sessionID, Input: input, History: history, Output: in.Output, OutputRetries: in.OutputRetries})
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
@@ -154,6 +160,47 @@ type Runtime struct {
 	Ask agentrt.AskFunc
 	// PollInterval is the time between two queries; 0 means 200ms.
 	PollInterval time.Duration
+
+	output        json.RawMessage // set by RunTyped on its copy
+	outputRetries int
+}
+
+// RunTyped runs the session on Temporal like [agentrt.RunTyped] runs it
+// in-process, with the same checks: the final answer must be a JSON value
+// matching T's schema ([agentrt.OutputSchema]); an answer that does not is
+// sent back with what was wrong, up to opts.MaxRetries times, and is then
+// an [*agentrt.OutputError]. The answer is decoded with
+// [agentrt.ParseOutput]. opts.OnEvent, if set, sees every event.
+func RunTyped[T any](ctx context.Context, rt *Runtime, sessionID, input string, opts *agentrt.TypedOptions) (T, error) {
+	var zero T
+	if opts == nil {
+		opts = &agentrt.TypedOptions{}
+	}
+	schema, err := agentrt.OutputSchema[T]()
+	if err != nil {
+		return zero, err
+	}
+	typed := *rt
+	typed.output, typed.outputRetries = schema, opts.MaxRetries
+	var done *agentrt.Done
+	for ev, err := range typed.Run(ctx, sessionID, input) {
+		if err != nil {
+			return zero, err
+		}
+		if opts.OnEvent != nil {
+			opts.OnEvent(ev)
+		}
+		if d, ok := ev.(agentrt.Done); ok {
+			done = &d
+		}
+	}
+	if done == nil {
+		return zero, errors.New("agentrt/temporal: run ended without a Done event")
+	}
+	if err := done.Err(); err != nil {
+		return zero, err
+	}
+	return agentrt.ParseOutput[T](done.FinalText)
 }
 
 var _ agentrt.Runtime = (*Runtime)(nil)
@@ -174,7 +221,7 @@ func (r *Runtime) Run(ctx context.Context, sessionID, input string) iter.Seq2[ag
 			yield(nil, errors.New("agentrt/temporal: Runtime.Client is nil"))
 			return
 		}
-		run, err := Start(ctx, r.Client, r.Options, sessionID, input)
+		run, err := start(ctx, r.Client, r.Options, RunInput{SessionID: sessionID, Input: input, Output: r.output, OutputRetries: r.outputRetries})
 		if err != nil {
 			yield(nil, err)
 			return

@@ -31,7 +31,9 @@
 // Agent field works the same, or [Register] refuses the Agent with an
 // error naming the field: Agent.Store (the workflow history is the
 // session) and the OnRunStart, OnRunEnd, OnTurnStart and OnTurnEnd hooks.
-// Typed output ([agentrt.RunTyped]) has no Temporal counterpart.
+// Typed output: [RunTyped] is [agentrt.RunTyped] on Temporal, with the
+// same check of the final answer against the type's schema and the same
+// corrections sent back to the model.
 //
 // # Where the callbacks run
 //

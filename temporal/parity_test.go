@@ -646,3 +646,81 @@ func TestPropertiesCancelled(t *testing.T) {
 		}
 	}
 }
+
+type parityTrip struct {
+	City string `json:"city"`
+	Days int    `json:"days" validate:"min=1"`
+}
+
+// A typed final answer is checked and retried the same way on both
+// runtimes: the same corrections reach the model, and the run ends the
+// same when the answer never matches.
+func TestParityTypedOutput(t *testing.T) {
+	t.Parallel()
+	schema, err := agentrt.OutputSchema[parityTrip]()
+	require.NoError(t, err)
+	scripts := map[string]func() []agenttest.Step{
+		"retried then accepted": func() []agenttest.Step {
+			return []agenttest.Step{
+				agenttest.Reply(`not json`),
+				agenttest.Reply(`{"city":"Lisbon"}`),
+				agenttest.Reply("Here: ```json\n{\"city\":\"Lisbon\",\"days\":3}\n```"),
+			}
+		},
+		"never matches": func() []agenttest.Step {
+			return []agenttest.Step{
+				agenttest.Reply(`{"city":1}`),
+				agenttest.Reply(`{"town":"Lisbon"}`),
+				agenttest.Reply(`[]`),
+			}
+		},
+	}
+	for name, steps := range scripts {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mk := func() *agentrt.Agent {
+				return &agentrt.Agent{Instructions: "Plan trips.", Planner: agenttest.Script(steps()...)}
+			}
+			// In-process, through agentrt.RunTyped.
+			ag := mk()
+			rec := &recorder{p: ag.Planner}
+			ag.Planner = rec
+			ag.Store = agentrt.NewMemoryStore()
+			var done agentrt.Done
+			trip, err := agentrt.RunTyped[parityTrip](context.Background(), ag, "s", "Plan Lisbon.", &agentrt.TypedOptions{
+				OnEvent: func(ev agentrt.Event) {
+					if d, ok := ev.(agentrt.Done); ok {
+						done = d
+					}
+				},
+			})
+			msgs, lerr := ag.Store.Load(context.Background(), "s")
+			require.NoError(t, lerr)
+			in := outcome{msgs: normalize(t, msgs), done: done, err: err, reqs: rec.requests()}
+
+			// On Temporal, with the schema of the same type.
+			tag := mk()
+			trec := &recorder{p: tag.Planner}
+			tag.Planner = trec
+			env := newEnv(t, tag, Options{})
+			env.ExecuteWorkflow(WorkflowName(tag.Name), RunInput{SessionID: "s", Input: "Plan Lisbon.", Output: schema})
+			require.True(t, env.IsWorkflowCompleted())
+			st := queryState(t, env)
+			require.NotNil(t, st.Done)
+			tp := outcome{msgs: normalize(t, st.Messages), done: *st.Done, err: env.GetWorkflowError(), reqs: trec.requests()}
+			requireSame(t, in, tp)
+			if name == "retried then accepted" {
+				require.NoError(t, err)
+				assert.Equal(t, parityTrip{City: "Lisbon", Days: 3}, trip)
+				var res Result
+				require.NoError(t, env.GetWorkflowResult(&res))
+				got, err := agentrt.ParseOutput[parityTrip](res.FinalText)
+				require.NoError(t, err)
+				assert.Equal(t, trip, got)
+			} else {
+				var oe *agentrt.OutputError
+				require.ErrorAs(t, err, &oe)
+			}
+		})
+	}
+}

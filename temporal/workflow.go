@@ -33,6 +33,11 @@ type RunInput struct {
 	// nil for a new session. If it ends with tool_uses that have no result,
 	// each gets an is_error "interrupted" result first.
 	History []agentrt.Message `json:"history,omitempty"`
+	// Output, when set, is the JSON Schema the final answer must match, as
+	// agentrt.RunTyped asks (see [RunTyped]); OutputRetries is
+	// agentrt.TypedOptions.MaxRetries.
+	Output        json.RawMessage `json:"output,omitempty"`
+	OutputRetries int             `json:"output_retries,omitempty"`
 }
 
 // Result is what an agent workflow returns when the run ends normally
@@ -238,6 +243,11 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", nil)
 	}
+	if in.Output != nil {
+		if err := lp.ExpectOutput(in.Output, in.OutputRetries); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidOutput", nil)
+		}
+	}
 	w := &wfRun{
 		d:         d,
 		lp:        lp,
@@ -335,7 +345,9 @@ func (w *wfRun) loop(ctx workflow.Context) (agentrt.Done, error) {
 				return w.cancelled(ctx)
 			}
 		}
-		if done, err := w.lp.Next(); done != nil {
+		more, done, err := w.lp.Next()
+		w.add(more...)
+		if done != nil {
 			return *done, err
 		}
 	}
