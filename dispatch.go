@@ -183,6 +183,13 @@ func (r *run) settleGroup(group []call, done chan groupMsg) error {
 			next++
 		}
 	}
+	// After a store failure the calls left are answered by stop; their
+	// hooks' failures are still reported.
+	for ; err != nil && next < len(group); next++ {
+		for _, herr := range group[next].herrs {
+			r.emit(HookFailed{Turn: r.l.turn, Err: herr})
+		}
+	}
 	return err
 }
 
