@@ -237,7 +237,7 @@ func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction,
 	case planErr != nil:
 		out.Compact, out.Retry = planRetry(d.a.Retry, attempt, force, planErr)
 		if out.Retry {
-			out.Delay = d.a.Retry.delay(attempt, planErr)
+			out.Delay, _ = d.a.Retry.delay(attempt, planErr)
 		}
 		out.Err, out.Layer = fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, planErr), layerOf(planErr)
 	default:

@@ -81,7 +81,11 @@ type PlannerRetry struct {
 	Turn    int
 	Attempt int // the attempt that failed, from 1
 	Delay   time.Duration
-	Err     error
+	// Asked is the wait the provider asked for (Retry-After) when it was
+	// longer than RetryPolicy.MaxDelay and Delay was cut to that; 0
+	// otherwise.
+	Asked time.Duration
+	Err   error
 }
 
 // HookFailed is the event of a contained hook failure.

@@ -368,3 +368,17 @@ func TestRunConsumerPanicStopsAStreamingPlanner(t *testing.T) {
 		}
 	}
 }
+
+func TestRunRetryAfterIsCappedByMaxDelay(t *testing.T) {
+	t.Parallel()
+	script := agenttest.Script(
+		agenttest.Fail(&agentrt.ProviderError{Kind: agentrt.ErrRateLimited, RetryAfter: time.Hour}),
+		agenttest.Reply("ok"))
+	ag := &agentrt.Agent{Planner: script, Retry: agentrt.RetryPolicy{MaxDelay: time.Millisecond}}
+	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+	retries := agenttest.Filter[agentrt.PlannerRetry](events)
+	require.Len(t, retries, 1)
+	assert.Equal(t, time.Millisecond, retries[0].Delay, "the server's hour is cut to MaxDelay")
+	assert.Equal(t, time.Hour, retries[0].Asked, "and the event says what was asked")
+}

@@ -48,8 +48,8 @@ func (r *run) plan() (*ModelResponse, bool) {
 		if !retry {
 			return nil, r.stop(StopError, layerOf(planErr), "", fmt.Errorf("agentrt: planner (turn %d): %w", r.l.turn, planErr))
 		}
-		d := r.agent.Retry.delay(attempt, planErr)
-		if !r.emit(PlannerRetry{Turn: r.l.turn, Attempt: attempt, Delay: d, Err: planErr}) {
+		d, asked := r.agent.Retry.delay(attempt, planErr)
+		if !r.emit(PlannerRetry{Turn: r.l.turn, Attempt: attempt, Delay: d, Asked: asked, Err: planErr}) {
 			return nil, r.stopCancelled()
 		}
 		if sleep(r.ctx, d) != nil {

@@ -11,7 +11,8 @@ import (
 // a transient error (a [*ProviderError] whose Retryable is true: rate
 // limits, overload, broken streams). Its zero value means 3 attempts with
 // delays from 500ms doubling up to 10s, with jitter; a Retry-After from the
-// provider is honoured. Each retry is reported as a [PlannerRetry] event.
+// provider is honoured up to MaxDelay (a longer one is cut to MaxDelay, and
+// the event says so). Each retry is reported as a [PlannerRetry] event.
 type RetryPolicy struct {
 	// MaxAttempts counts the first call; 0 means 3, 1 disables retries.
 	MaxAttempts int
@@ -28,12 +29,9 @@ func (p RetryPolicy) attempts() int {
 	return p.MaxAttempts
 }
 
-// delay returns the wait before attempt n+1 (n counts from 1).
-func (p RetryPolicy) delay(n int, err error) time.Duration {
-	var pe *ProviderError
-	if errors.As(err, &pe) && pe.RetryAfter > 0 {
-		return pe.RetryAfter
-	}
+// delay returns the wait before attempt n+1 (n counts from 1), and the
+// wait the server asked for when MaxDelay cut it (0 otherwise).
+func (p RetryPolicy) delay(n int, err error) (d, asked time.Duration) {
 	base, max := p.BaseDelay, p.MaxDelay
 	if base <= 0 {
 		base = 500 * time.Millisecond
@@ -41,12 +39,19 @@ func (p RetryPolicy) delay(n int, err error) time.Duration {
 	if max <= 0 {
 		max = 10 * time.Second
 	}
-	d := base << (n - 1)
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.RetryAfter > 0 {
+		if pe.RetryAfter > max {
+			return max, pe.RetryAfter
+		}
+		return pe.RetryAfter, 0
+	}
+	d = base << (n - 1)
 	if d > max || d <= 0 {
 		d = max
 	}
 	// Full jitter in [d/2, d].
-	return d/2 + rand.N(d/2+1)
+	return d/2 + rand.N(d/2+1), 0
 }
 
 // retryable reports whether a planner error may go away on its own.
