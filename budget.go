@@ -16,7 +16,8 @@ type Budget struct {
 	MaxCost float64
 	// Prices gives the cost per million tokens; needed for MaxCost.
 	Prices Prices
-	// MaxDuration caps the run's wall-clock time. When it expires the
+	// MaxDuration caps the run's wall-clock time, counted from when the
+	// session is locked and loaded. When it expires the
 	// run's context is cancelled (tools see it) and the run ends.
 	MaxDuration time.Duration
 }

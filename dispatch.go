@@ -105,8 +105,8 @@ func (r *run) contained(c *call, perr *PanicError) {
 // before it are done.
 func (r *run) runParallel(group []call) bool {
 	r.decideGroup(group)
-	done := r.startGroup(group)
-	if err := r.settleGroup(group, done); err != nil {
+	done, running := r.startGroup(group)
+	if err := r.settleGroup(group, done, running); err != nil {
 		// Every tool of the group has returned: stop answers those left.
 		return r.stop(StopError, LayerStore, "", err)
 	}
@@ -138,15 +138,15 @@ func (r *run) decideGroup(group []call) {
 // maxPar at a time, each in a goroutine of its own. The channel it
 // returns carries their events, then for every call of the group one
 // message that it is done.
-func (r *run) startGroup(group []call) chan groupMsg {
-	done := make(chan groupMsg, len(group))
+func (r *run) startGroup(group []call) (done chan groupMsg, running int) {
+	done = make(chan groupMsg, len(group))
 	sem := make(chan struct{}, r.p.maxPar)
 	for k := range group {
 		c := &group[k]
-		if c.skip { // decided without running
-			done <- groupMsg{k: k, done: true}
+		if c.skip { // decided without running: settled without waiting
 			continue
 		}
+		running++
 		c.group = done
 		go func() {
 			sem <- struct{}{}
@@ -159,29 +159,35 @@ func (r *run) startGroup(group []call) chan groupMsg {
 			})
 		}()
 	}
-	return done
+	return done, running
 }
 
 // settleGroup emits the events of the group's calls as they come and,
 // once a call and every call before it are done, settles it. It returns
 // the first error of settle, after every call is done.
-func (r *run) settleGroup(group []call, done chan groupMsg) error {
+func (r *run) settleGroup(group []call, done chan groupMsg, running int) error {
 	finished := make([]bool, len(group))
+	for k := range group {
+		finished[k] = group[k].skip
+	}
 	next := 0
 	var err error
-	for left := len(group); left > 0; left-- {
+	settleReady := func() {
+		for err == nil && next < len(group) && finished[next] {
+			err = r.settle(&group[next])
+			next++
+		}
+	}
+	settleReady()
+	for left := running; left > 0; left-- {
 		m := <-done
 		for !m.done {
 			r.emit(m.ev)
 			m = <-done
 		}
-		k := m.k
-		r.afterGoexit(&group[k])
-		finished[k] = true
-		for err == nil && next < len(group) && finished[next] {
-			err = r.settle(&group[next])
-			next++
-		}
+		r.afterGoexit(&group[m.k])
+		finished[m.k] = true
+		settleReady()
 	}
 	// After a store failure the calls left are answered by stop; their
 	// hooks' failures are still reported.

@@ -37,13 +37,7 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		}
 		r.rctx.init(ctx)
 		defer r.rctx.release()
-		ctx = &r.rctx
-		if d := p.budget.MaxDuration; d > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeoutCause(ctx, d, ErrBudgetExceeded)
-			defer cancel()
-		}
-		r.ctx, r.turnCtx = ctx, ctx
+		r.ctx, r.turnCtx = &r.rctx, &r.rctx
 		r.l = &r.loop
 		r.l.init(p, sessionID, opts.output)
 		if opts.permission != nil {
@@ -124,6 +118,14 @@ func (r *run) main(input string) {
 	if err := r.loadCompaction(); err != nil {
 		r.yield(nil, err)
 		return
+	}
+	// The time budget counts from here: locking and loading the session
+	// are not the run's work, and a failure there is an early one.
+	if d := r.p.budget.MaxDuration; d > 0 {
+		var cancel context.CancelFunc
+		r.ctx, cancel = context.WithTimeoutCause(r.ctx, d, ErrBudgetExceeded)
+		defer cancel()
+		r.turnCtx = r.ctx
 	}
 	for _, m := range repairs {
 		if err := r.append(m); err != nil {
