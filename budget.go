@@ -17,8 +17,8 @@ type Budget struct {
 	// Prices gives the cost per million tokens; needed for MaxCost.
 	Prices Prices
 	// MaxDuration caps the run's wall-clock time, counted from when the
-	// session is locked and loaded. When it expires the
-	// run's context is cancelled (tools see it) and the run ends.
+	// session is locked and loaded. When it expires the run's context is
+	// cancelled (tools see it) and the run ends.
 	MaxDuration time.Duration
 }
 
