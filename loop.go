@@ -36,7 +36,7 @@ type loop struct {
 	limit     *limitStop
 
 	calls   []call // the tool_uses of the current assistant message
-	callBuf [4]call
+	callBuf [1]call
 }
 
 // limitStop is a limit the run has reached; the next planner call is the
