@@ -45,20 +45,7 @@ func (r *run) runTools() bool {
 			c := &calls[i]
 			r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: c.entry != nil && c.entry.spec.ReadOnly})
 			if c.note == "" {
-				r.cur = c
-				j := jobCall
-				if r.decideHere(c) {
-					j = jobExecute
-					if !r.decideInline(c) {
-						j = 255
-					}
-				}
-				if j != 255 {
-					if perr := r.do(j); perr != nil {
-						r.contained(c, perr)
-					}
-					r.afterGoexit(c)
-				}
+				r.runOne(c)
 			}
 			if !r.finishCall(c) {
 				return false
@@ -98,6 +85,24 @@ func (r *run) contained(c *call, perr *PanicError) {
 		// The result stands; the hook's failure is reported.
 		c.herrs = append(c.herrs, &HookError{Stage: "AfterTool", Index: -1, Err: perr})
 	}
+}
+
+// runOne decides and runs a call that runs alone: on the worker, or, when
+// its decoder and checker are this package's, decided here and executed on
+// the worker.
+func (r *run) runOne(c *call) {
+	r.cur = c
+	job := jobCall
+	if r.decideHere(c) {
+		if !r.decideInline(c) {
+			return
+		}
+		job = jobExecute
+	}
+	if perr := r.do(job); perr != nil {
+		r.contained(c, perr)
+	}
+	r.afterGoexit(c)
 }
 
 // runParallel decides a group of read-only calls in order, runs the
