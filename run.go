@@ -99,23 +99,8 @@ func (r *run) main(input string) {
 		}
 		defer unlock()
 	}
-	hist, err := store.Load(r.ctx, r.sessionID)
+	repairs, user, hasUser, err := r.load(input)
 	if err != nil {
-		r.yield(nil, fmt.Errorf("agentrt: load session %q: %w", r.sessionID, err))
-		return
-	}
-	// Room for this run's first turns without regrowing.
-	if len(hist) == 0 {
-		hist = r.histBuf[:0]
-	} else {
-		hist = slices.Grow(hist, 4)
-	}
-	repairs, user, hasUser, err := r.l.begin(hist, input)
-	if err != nil {
-		r.yield(nil, err)
-		return
-	}
-	if err := r.loadCompaction(); err != nil {
 		r.yield(nil, err)
 		return
 	}
@@ -151,6 +136,29 @@ func (r *run) main(input string) {
 	r.l.turn = 1
 	for r.turn() {
 	}
+}
+
+// load loads the session (and its last compaction) and returns what the
+// loop appends before the first turn. An error here is an early failure.
+func (r *run) load(input string) (repairs []Message, user Message, hasUser bool, err error) {
+	hist, err := r.p.store.Load(r.ctx, r.sessionID)
+	if err != nil {
+		return nil, Message{}, false, fmt.Errorf("agentrt: load session %q: %w", r.sessionID, err)
+	}
+	// Room for this run's first turns without regrowing.
+	if len(hist) == 0 {
+		hist = r.histBuf[:0]
+	} else {
+		hist = slices.Grow(hist, 4)
+	}
+	repairs, user, hasUser, err = r.l.begin(hist, input)
+	if err != nil {
+		return nil, Message{}, false, err
+	}
+	if err := r.loadCompaction(); err != nil {
+		return nil, Message{}, false, err
+	}
+	return repairs, user, hasUser, nil
 }
 
 // turn runs one turn: a planner call and the tools it asks for. It
