@@ -11,7 +11,9 @@ import (
 )
 
 // PermissionRequest is what a [PermissionChecker] is asked about: one tool
-// call, after its input was decoded and validated.
+// call, after its input was decoded and validated. Each call gets a request
+// of its own that the runtime never changes afterwards, so a checker may
+// keep it (to answer later, say); Input and RawInput must not be modified.
 type PermissionRequest struct {
 	SessionID string
 	ToolUseID string

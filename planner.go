@@ -8,10 +8,12 @@ import (
 // ModelRequest is what a [Planner] or [Provider] is asked: the
 // instructions, the session so far and the tools the model may call.
 //
-// The runtime builds one per turn without copying the history: Messages is
-// a view of the session that the callee must not modify, and must not keep
-// after the call returns unless it copies it (appending to it is safe: its
-// capacity equals its length). Tools is built once per Agent and shared.
+// The runtime builds a new one for every planner call and never changes it
+// afterwards, so a planner, provider or hook may keep the pointer. Messages
+// is a view of the session, not a copy: its elements must not be modified
+// (appending to it is safe: its capacity equals its length, and the session
+// never changes the messages it shows). Tools is built once per Agent and
+// shared; do not modify it either.
 type ModelRequest struct {
 	// SessionID and Turn say where in which run this call is made
 	// (Turn counts from 1). They are for logging; a model does not see them.
