@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -175,4 +176,46 @@ func (t *TopK) Hits() []Hit {
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out
+}
+
+// SearchFunc is a back end's search of one scope: the best limit hits for q.
+type SearchFunc func(ctx context.Context, scope string, q Query, limit int) ([]Hit, error)
+
+// HybridQuery answers a Query as the back ends of this module do: the
+// lexical search alone, or, with an Embedder, four times the limit from
+// each of the lexical and the vector searches, fused by rank ([Fuse]). It
+// checks the scope and applies DefaultLimit.
+func HybridQuery(ctx context.Context, scope string, q Query, e Embedder, lexical, vector SearchFunc) ([]Hit, error) {
+	if err := ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if e == nil {
+		return lexical(ctx, scope, q, limit)
+	}
+	fetch := 4 * limit
+	lex, err := lexical(ctx, scope, q, fetch)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := vector(ctx, scope, q, fetch)
+	if err != nil {
+		return nil, err
+	}
+	return Fuse(limit, lex, vec), nil
+}
+
+// EmbedQuery embeds a query's text with e.
+func EmbedQuery(ctx context.Context, e Embedder, text string) ([]float32, error) {
+	vs, err := e.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed the query: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("embed the query: the embedder returned %d vectors for 1 text", len(vs))
+	}
+	return vs[0], nil
 }

@@ -225,29 +225,7 @@ func kinds(ks []memory.Kind) []string {
 // (any query term may match; ts_rank orders them), fused with cosine
 // similarity when the store has an Embedder.
 func (s *Store) Query(ctx context.Context, scope string, q memory.Query) ([]memory.Hit, error) {
-	if err := memory.ValidateScope(scope); err != nil {
-		return nil, err
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = memory.DefaultLimit
-	}
-	fetch := limit
-	if s.opts.Embedder != nil {
-		fetch = 4 * limit
-	}
-	lexical, err := s.lexical(ctx, scope, q, fetch)
-	if err != nil {
-		return nil, err
-	}
-	if s.opts.Embedder == nil {
-		return lexical, nil
-	}
-	vector, err := s.vector(ctx, scope, q, fetch)
-	if err != nil {
-		return nil, err
-	}
-	return memory.Fuse(limit, lexical, vector), nil
+	return memory.HybridQuery(ctx, scope, q, s.opts.Embedder, s.lexical, s.vector)
 }
 
 func scanHits(rows pgx.Rows) ([]memory.Hit, error) {
@@ -281,9 +259,9 @@ func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit
 // the query's embedding, in this process: brute force over the scope's
 // vectors (read without their texts), then the texts of the best.
 func (s *Store) vector(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
-	qv, err := s.opts.Embedder.Embed(ctx, []string{q.Text})
-	if err != nil || len(qv) != 1 {
-		return nil, fmt.Errorf("pgmem: embed the query: %v", err)
+	qv, err := memory.EmbedQuery(ctx, s.opts.Embedder, q.Text)
+	if err != nil {
+		return nil, fmt.Errorf("pgmem: %w", err)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id, embedding FROM agentrt_memory
 		WHERE scope = $1 AND ($2::text[] IS NULL OR kind = ANY($2)) AND embedding IS NOT NULL`,
@@ -297,7 +275,7 @@ func (s *Store) vector(ctx context.Context, scope string, q memory.Query, limit 
 		blob []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&id, &blob}, func() error {
-		top.Push(memory.Hit{Item: memory.Item{ID: id}, Score: memory.CosineEncoded(qv[0], blob)})
+		top.Push(memory.Hit{Item: memory.Item{ID: id}, Score: memory.CosineEncoded(qv, blob)})
 		return nil
 	})
 	if err != nil {

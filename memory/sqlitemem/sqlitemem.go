@@ -208,29 +208,7 @@ func kindFilter(kinds []memory.Kind) (string, []any) {
 // index (any query term may match; headings weigh double), fused with
 // cosine similarity when the store has an Embedder.
 func (s *Store) Query(ctx context.Context, scope string, q memory.Query) ([]memory.Hit, error) {
-	if err := memory.ValidateScope(scope); err != nil {
-		return nil, err
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = memory.DefaultLimit
-	}
-	fetch := limit
-	if s.opts.Embedder != nil {
-		fetch = 4 * limit
-	}
-	lexical, err := s.lexical(ctx, scope, q, fetch)
-	if err != nil {
-		return nil, err
-	}
-	if s.opts.Embedder == nil {
-		return lexical, nil
-	}
-	vector, err := s.vector(ctx, scope, q, fetch)
-	if err != nil {
-		return nil, err
-	}
-	return memory.Fuse(limit, lexical, vector), nil
+	return memory.HybridQuery(ctx, scope, q, s.opts.Embedder, s.lexical, s.vector)
 }
 
 func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
@@ -270,9 +248,9 @@ func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit
 // the query's embedding: brute force over the scope's vectors (read
 // without their texts), then the texts of the best.
 func (s *Store) vector(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
-	qv, err := s.opts.Embedder.Embed(ctx, []string{q.Text})
-	if err != nil || len(qv) != 1 {
-		return nil, fmt.Errorf("sqlitemem: embed the query: %v", err)
+	qv, err := memory.EmbedQuery(ctx, s.opts.Embedder, q.Text)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitemem: %w", err)
 	}
 	cond, kargs := kindFilter(q.Kinds)
 	rows, err := s.db.QueryContext(ctx, `SELECT i.rowid, i.embedding
@@ -288,7 +266,7 @@ func (s *Store) vector(ctx context.Context, scope string, q memory.Query, limit 
 			rows.Close()
 			return nil, fmt.Errorf("sqlitemem: query: %w", err)
 		}
-		top.Push(memory.Hit{Item: memory.Item{ID: fmt.Sprint(rowid)}, Score: memory.CosineEncoded(qv[0], blob)})
+		top.Push(memory.Hit{Item: memory.Item{ID: fmt.Sprint(rowid)}, Score: memory.CosineEncoded(qv, blob)})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
