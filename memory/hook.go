@@ -48,8 +48,9 @@ type HookOptions struct {
 	// means 800.
 	MaxText int
 	// Records receives the record of what was added (normally the agent's
-	// session store). Nil, or a store that is not an
-	// agentrt.RecordAppender, means nothing is recorded.
+	// session store). Nil means nothing is recorded; a store that cannot
+	// keep records (not an agentrt.RecordAppender) makes Hook panic rather
+	// than drop them silently.
 	Records agentrt.SessionStore
 }
 
@@ -70,7 +71,10 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 	if o.MaxText == 0 {
 		o.MaxText = 800
 	}
-	ra, _ := o.Records.(agentrt.RecordAppender)
+	ra, ok := o.Records.(agentrt.RecordAppender)
+	if o.Records != nil && !ok {
+		panic(fmt.Sprintf("memory: Hook: HookOptions.Records is a %T, which cannot keep records (it is not an agentrt.RecordAppender)", o.Records))
+	}
 	return agentrt.Hooks{
 		BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
 			query := lastUserText(req.Messages)

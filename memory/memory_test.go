@@ -210,3 +210,21 @@ func TestTopK(t *testing.T) {
 	assert.InDelta(t, memory.Cosine(v, []float32{1, 1, 1}), memory.CosineEncoded(v, memory.EncodeVector([]float32{1, 1, 1})), 1e-12)
 	assert.Zero(t, memory.CosineEncoded(v, []byte{1, 2, 3, 4}))
 }
+
+// storeWithoutRecords keeps messages only.
+type storeWithoutRecords struct{ agentrt.SessionStore }
+
+func TestHookRefusesAStoreThatCannotKeepRecords(t *testing.T) {
+	s, err := sqlitemem.Open(":memory:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	assert.PanicsWithValue(t,
+		"memory: Hook: HookOptions.Records is a memory_test.storeWithoutRecords, which cannot keep records (it is not an agentrt.RecordAppender)",
+		func() {
+			memory.Hook(s, "u", &memory.HookOptions{Records: storeWithoutRecords{agentrt.NewMemoryStore()}})
+		})
+	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: agentrt.NewMemoryStore()}) })
+	assert.NotPanics(t, func() { memory.Hook(s, "u", nil) })
+}
