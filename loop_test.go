@@ -382,3 +382,43 @@ func TestRunRetryAfterIsCappedByMaxDelay(t *testing.T) {
 	assert.Equal(t, time.Millisecond, retries[0].Delay, "the server's hour is cut to MaxDelay")
 	assert.Equal(t, time.Hour, retries[0].Asked, "and the event says what was asked")
 }
+
+// slowLoad is a store whose Load takes a while.
+type slowLoad struct {
+	*agentrt.MemoryStore
+	delay time.Duration
+}
+
+func (s slowLoad) Load(ctx context.Context, id string) ([]agentrt.Message, error) {
+	time.Sleep(s.delay)
+	return s.MemoryStore.Load(ctx, id)
+}
+
+func TestRunTimeBudgetCountsFromTheLoadedSession(t *testing.T) {
+	t.Parallel()
+	store := slowLoad{agentrt.NewMemoryStore(), 50 * time.Millisecond}
+	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("quick")), Store: store,
+		Budget: agentrt.Budget{MaxDuration: 30 * time.Millisecond}}
+	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, agentrt.StopComplete, done.Reason, "the slow load did not use up the budget")
+}
+
+func TestRunPlannerMayKeepItsRequests(t *testing.T) {
+	t.Parallel()
+	var kept []*agentrt.ModelRequest
+	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.CallTool("add", `{"a":3,"b":4}`), agenttest.Reply("done"))
+	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		kept = append(kept, req)
+		return script.Plan(ctx, req)
+	})
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+	require.Len(t, kept, 3)
+	for i, req := range kept {
+		assert.Equal(t, i+1, req.Turn, "request %d was changed after its call", i)
+		assert.Len(t, req.Messages, 1+2*i, "request %d's messages were changed after its call", i)
+	}
+}
