@@ -953,7 +953,7 @@ func TestRunExtraProperties(t *testing.T) {
 				}
 				sc := xGenerate(seed, store)
 				ps, report, hung := xRunOne(sc, dir, fmt.Sprintf("x%d", i))
-				xAdd(t, agg, sc, ps, report)
+				agg.add(t, "TestRunExtraProperties", sc.seed, sc, ps, report)
 				if hung {
 					// Its goroutines stay blocked (goleak reports them); go on
 					// for a few more, so that a long batch still counts.
@@ -979,24 +979,6 @@ func TestRunExtraProperties(t *testing.T) {
 	xTallyMu.Unlock()
 	sort.Strings(keys)
 	t.Logf("mode/reason/layer of the runs: %s", strings.Join(keys, " "))
-}
-
-// xAdd is propAgg.add for an xScenario.
-func xAdd(t *testing.T, a *propAgg, sc *xScenario, ps propProblems, report func() string) {
-	t.Helper()
-	a.runs++
-	seen := map[string]bool{}
-	for _, p := range ps {
-		a.count[p.key]++
-		if _, ok := a.first[p.key]; ok || seen[p.key] {
-			continue
-		}
-		seen[p.key] = true
-		a.first[p.key] = sc.seed
-		a.order = append(a.order, p.key)
-		t.Errorf("RULE BROKEN: %s\n%s\nreplay: AGENTRT_PROPERTY_SEED=%d go test -race -run 'TestRunExtraProperties/%s' -count=1 -v .\nscenario:\n%s%s",
-			p.key, p.detail, sc.seed, a.store, sc, report())
-	}
 }
 
 // The outcome check must be able to fail.

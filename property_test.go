@@ -378,7 +378,7 @@ func TestRunProperties(t *testing.T) {
 				}
 				sc := propGenerate(seed, store)
 				ps, report, hung := propRunOne(sc, dir, fmt.Sprintf("s%d", i))
-				agg.add(t, sc, ps, report)
+				agg.add(t, "TestRunProperties", sc.seed, sc, ps, report)
 				if hung {
 					t.Fatalf("seed %d: a run did not return within %v; stopping\n%s", seed, propHangTimeout, sc)
 				}
@@ -404,7 +404,9 @@ func newPropAgg(store string) *propAgg {
 	return &propAgg{store: store, count: map[string]int{}, first: map[string]uint64{}}
 }
 
-func (a *propAgg) add(t *testing.T, sc *propScenario, ps propProblems, report func() string) {
+// add counts a run's problems and reports the first run that breaks each
+// rule in full, with how to replay it (test is the test's name).
+func (a *propAgg) add(t *testing.T, test string, seed uint64, sc fmt.Stringer, ps propProblems, report func() string) {
 	t.Helper()
 	a.runs++
 	seen := map[string]bool{}
@@ -414,10 +416,10 @@ func (a *propAgg) add(t *testing.T, sc *propScenario, ps propProblems, report fu
 			continue
 		}
 		seen[p.key] = true
-		a.first[p.key] = sc.seed
+		a.first[p.key] = seed
 		a.order = append(a.order, p.key)
-		t.Errorf("RULE BROKEN: %s\n%s\nreplay: AGENTRT_PROPERTY_SEED=%d go test -race -run 'TestRunProperties/%s' -count=1 -v .\nscenario:\n%s%s",
-			p.key, p.detail, sc.seed, a.store, sc, report())
+		t.Errorf("RULE BROKEN: %s\n%s\nreplay: AGENTRT_PROPERTY_SEED=%d go test -race -run '%s/%s' -count=1 -v .\nscenario:\n%s%s",
+			p.key, p.detail, seed, test, a.store, sc, report())
 	}
 }
 
