@@ -422,3 +422,17 @@ func TestRunPlannerMayKeepItsRequests(t *testing.T) {
 		assert.Len(t, req.Messages, 1+2*i, "request %d's messages were changed after its call", i)
 	}
 }
+
+func TestAgentFieldsAreFrozenAtTheFirstRun(t *testing.T) {
+	t.Parallel()
+	script := agenttest.Script(agenttest.Reply("one"), agenttest.Reply("two"))
+	ag := &agentrt.Agent{Instructions: "first", Planner: script}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "a"))
+	require.NoError(t, err)
+	ag.Instructions = "changed" // not seen: fields are read at the first Run
+	_, err = agenttest.Collect(ag.Run(context.Background(), "s", "b"))
+	require.NoError(t, err)
+	reqs := script.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "first", reqs[1].System)
+}
