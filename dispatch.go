@@ -364,6 +364,7 @@ func (r *run) execute(c *call) {
 	}
 	c.stage = stageExecute
 	start := time.Now()
+	c.start = start
 	if c.inv != nil {
 		c.inv.Start = start
 	}
@@ -453,6 +454,7 @@ func (r *run) settle(c *call) error {
 		return err
 	}
 	r.emit(ToolResult{Turn: r.l.turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur, FullOutput: c.full})
+	r.traceToolCall(c)
 	return nil
 }
 

@@ -199,8 +199,9 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 	}
 	// The calls are in the file before their results, the decision on the
 	// write tool before its result, and the usage of each planner call
-	// after its message.
-	assert.Equal(t, "header user assistant usage tool permission tool assistant usage", strings.Join(kinds, " "))
+	// after its message; each call's trace record after its result, and
+	// the run's at the end.
+	assert.Equal(t, "header user assistant model_call usage tool tool_call permission tool tool_call assistant model_call usage run", strings.Join(kinds, " "))
 	assert.JSONEq(t, `{"tool_use_id":"call_2","tool":"save","allow":true,"source":"user"}`, string(perm))
 	agenttest.AssertInvariants(t, load(t, s, "audit"))
 }

@@ -223,6 +223,6 @@ func ExampleJSONLStore_Records() {
 		}
 	}
 	// Output:
-	// line 4: call_1 allow=true by hook
-	// line 6: call_2 allow=false by hook: not under the project
+	// line 5: call_1 allow=true by hook
+	// line 8: call_2 allow=false by hook: not under the project
 }

@@ -429,8 +429,9 @@ type call struct {
 	result Message
 	err    error
 	dur    time.Duration
-	full   string // the whole output when result was cut
-	ran    bool   // the tool's Execute returned
+	start  time.Time // when Execute was called
+	full   string    // the whole output when result was cut
+	ran    bool      // the tool's Execute returned
 
 	// In-process state.
 	input     any

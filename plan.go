@@ -16,6 +16,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 	if err != nil {
 		return nil, r.stop(StopError, LayerPlanner, "", err)
 	}
+	r.tracePlan(view, full)
 	compacted := false
 	for attempt := 1; ; attempt++ {
 		// A fresh request per attempt: the planner and hooks may keep it.
@@ -42,6 +43,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 			if view, err = r.compress(full, true); err != nil {
 				return nil, r.stop(StopError, LayerPlanner, "", err)
 			}
+			r.tracePlan(view, full)
 			attempt--
 			continue
 		}
@@ -49,6 +51,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 			return nil, r.stop(StopError, layerOf(planErr), "", fmt.Errorf("agentrt: planner (turn %d): %w", r.l.turn, planErr))
 		}
 		d, asked := r.agent.Retry.delay(attempt, planErr)
+		r.traceRetry(attempt, planErr, d)
 		if !r.emit(PlannerRetry{Turn: r.l.turn, Attempt: attempt, Delay: d, Asked: asked, Err: planErr}) {
 			return nil, r.stopCancelled()
 		}
@@ -112,6 +115,7 @@ func (r *run) planJob() {
 		if ctx, pl.hookErr = r.beforePlan(ctx, pl.req); pl.hookErr != nil {
 			return
 		}
+		r.tr.span = spanOf(ctx)
 	}
 	pl.stage = "Plan"
 	pl.resp, pl.err = r.agent.Planner.Plan(ctx, pl.req)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"time"
 )
 
 // runOptions are what RunTyped and agent tools change about a run.
@@ -85,6 +84,7 @@ type run struct {
 	compact   *Compaction // the session's last compaction
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
+	tr        tracer // the run's trace records (trace.go)
 }
 
 // main runs the loop. Every stop after the session is loaded goes through
@@ -104,6 +104,7 @@ func (r *run) main(input string) {
 		r.yield(nil, err)
 		return
 	}
+	r.traceStart()
 	// The time budget counts from here: locking and loading the session
 	// are not the run's work, and a failure there is an early one.
 	if d := r.p.budget.MaxDuration; d > 0 {
@@ -124,9 +125,9 @@ func (r *run) main(input string) {
 			return
 		}
 	}
-	r.onText = func(delta string) { r.send(TextDelta{Turn: r.l.turn, Text: delta}) }
+	r.onText = func(delta string) { r.traceText(); r.send(TextDelta{Turn: r.l.turn, Text: delta}) }
 	if len(r.p.hooks) > 0 {
-		r.info = RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: time.Now()}
+		r.info = RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: r.tr.start}
 		if d, ok := r.agent.Planner.(Describer); ok {
 			r.info.Provider = d.Describe()
 		}
@@ -197,6 +198,7 @@ func (r *run) turnBody() bool {
 	if err := r.append(msg); err != nil {
 		return r.stop(StopError, LayerStore, "", err)
 	}
+	r.traceModelCall(resp, nil, "")
 	if resp.Usage != (Usage{}) {
 		if err := r.record(RecordUsage, usageRecord{Turn: r.l.turn, Usage: resp.Usage}); err != nil {
 			return r.stop(StopError, LayerStore, "", err)
@@ -275,6 +277,7 @@ func (r *run) stopWith(o outcome) bool {
 		o.reason, o.layer, o.err = StopError, LayerStore, serr
 	}
 	done := r.l.done(o)
+	r.traceRun(&o, &done)
 	r.endTurn()
 	if r.started {
 		r.started = false
