@@ -162,7 +162,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	}
 	if t.ttft > 0 {
 		b = append(b, `,"ttft_ms":`...)
-		b = appendMS(b, t.ttft)
+		b = appendMS(b, max(t.ttft, time.Microsecond)) // streamed: never 0
 	}
 	if len(t.retries) > 0 {
 		b = append(b, `,"retries":[`...)

@@ -1,0 +1,465 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/timeline"
+	"golang.org/x/term"
+)
+
+var errUsage = errors.New("usage")
+
+// textOptions says how a timeline is printed.
+type textOptions struct {
+	full  bool // whole messages, no cutting
+	run   int  // only this run (0: all)
+	turn  int  // only this turn (0: all)
+	width int  // cut lines to this many columns (0: no cut)
+	color bool
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("agentrt "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	return fs
+}
+
+// parse parses fs, allowing flags after the arguments too.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, errUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return rest, nil
+		}
+		rest = append(rest, args[0])
+		args = args[1:]
+	}
+}
+
+func (o *textOptions) flags(fs *flag.FlagSet, color *string) {
+	fs.BoolVar(&o.full, "full", false, "show whole messages, inputs and results")
+	fs.IntVar(&o.run, "run", 0, "show only run R")
+	fs.IntVar(&o.turn, "turn", 0, "show only turn N (of each run shown)")
+	fs.IntVar(&o.width, "width", 0, "cut lines to N columns (default: the terminal's width)")
+	fs.StringVar(color, "color", "auto", "colours: auto (on a terminal), always or never")
+}
+
+// settle fills in the width and colour from the terminal w.
+func (o *textOptions) settle(w io.Writer, color string) error {
+	tty := false
+	fd := -1
+	if f, ok := w.(*os.File); ok {
+		fd = int(f.Fd())
+		tty = term.IsTerminal(fd)
+	}
+	switch color {
+	case "auto":
+		o.color = tty && os.Getenv("NO_COLOR") == ""
+	case "always":
+		o.color = true
+	case "never":
+		o.color = false
+	default:
+		return fmt.Errorf("-color %q: want auto, always or never", color)
+	}
+	if o.width == 0 && !o.full {
+		o.width = 100
+		if tty {
+			if cols, _, err := term.GetSize(fd); err == nil && cols > 20 {
+				o.width = cols
+			}
+		} else if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c > 20 {
+			o.width = c
+		}
+	}
+	if o.full {
+		o.width = 0
+	}
+	return nil
+}
+
+func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("show", stderr)
+	var o textOptions
+	var color string
+	o.flags(fs, &color)
+	asJSON := fs.Bool("json", false, "print the timeline as JSON")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	s, err := timeline.Open(ctx, rest[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, filterRuns(s, o.run, o.turn))
+	}
+	if err := o.settle(stdout, color); err != nil {
+		return err
+	}
+	return renderText(stdout, s, o)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// filterRuns returns s with only run r and turn n (0: all).
+func filterRuns(s *timeline.Session, r, n int) *timeline.Session {
+	if r == 0 && n == 0 {
+		return s
+	}
+	c := *s
+	c.Runs = nil
+	for _, run := range s.Runs {
+		if r != 0 && run.Index != r {
+			continue
+		}
+		if n != 0 {
+			rc := *run
+			rc.Turns = nil
+			for _, t := range run.Turns {
+				if t.N == n {
+					rc.Turns = append(rc.Turns, t)
+				}
+			}
+			run = &rc
+		}
+		c.Runs = append(c.Runs, run)
+	}
+	return &c
+}
+
+// ANSI styles.
+const (
+	sReset  = "\x1b[0m"
+	sBold   = "\x1b[1m"
+	sDim    = "\x1b[2m"
+	sRed    = "\x1b[31m"
+	sGreen  = "\x1b[32m"
+	sYellow = "\x1b[33m"
+	sBlue   = "\x1b[34m"
+	sCyan   = "\x1b[36m"
+)
+
+// printer writes lines cut to a width, with optional colour.
+type printer struct {
+	w   io.Writer
+	o   textOptions
+	err error
+}
+
+func (p *printer) style(st, s string) string {
+	if !p.o.color || st == "" {
+		return s
+	}
+	return st + s + sReset
+}
+
+// line prints one line, cut to the width: parts alternate style and text.
+func (p *printer) line(indent int, parts ...string) {
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", indent))
+	left := p.o.width - indent
+	for i := 0; i+1 < len(parts); i += 2 {
+		st, text := parts[i], parts[i+1]
+		if p.o.width > 0 {
+			if left <= 0 {
+				break
+			}
+			if n := utf8.RuneCountInString(text); n > left {
+				text = cutRunes(text, left-1) + "…"
+			}
+			left -= utf8.RuneCountInString(text)
+		}
+		b.WriteString(p.style(st, text))
+	}
+	if p.err == nil {
+		_, p.err = fmt.Fprintln(p.w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// block prints text: on one line cut to the width, or whole with -full.
+func (p *printer) block(indent int, st, label, text string) {
+	if !p.o.full {
+		p.line(indent, sDim, label, st, oneLine(text))
+		return
+	}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	p.line(indent, sDim, label, st, lines[0])
+	pad := utf8.RuneCountInString(label)
+	for _, l := range lines[1:] {
+		p.line(indent+pad, st, l)
+	}
+}
+
+func cutRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// dur formats a duration for people: 0s, 850µs, 12ms, 1.4s, 2m05s.
+func dur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// pdur is dur padded to a fixed width, so that columns line up and a
+// line's length does not depend on how long a call took.
+func pdur(d time.Duration) string { return fmt.Sprintf("%5s", dur(d)) }
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if strings.HasSuffix(one, "y") {
+		return strconv.Itoa(n) + " " + one[:len(one)-1] + "ies"
+	}
+	return strconv.Itoa(n) + " " + one + "s"
+}
+
+func layerStyle(layer string) string {
+	switch layer {
+	case "", timeline.LayerSuccess:
+		return sGreen
+	case timeline.LayerPermission, timeline.LayerHook, timeline.LayerLimit, timeline.LayerCancellation:
+		return sYellow
+	}
+	return sRed
+}
+
+func outcomeMark(o string) (mark, st string) {
+	switch o {
+	case timeline.OutcomeOK:
+		return "✓", sGreen
+	case timeline.OutcomePending:
+		return "…", sCyan
+	case timeline.OutcomeDenied, timeline.OutcomeBlocked, timeline.OutcomeCancelled:
+		return "⊘", sYellow
+	}
+	return "✗", sRed
+}
+
+// headline says, in one line, how the session's last run ended and where
+// to look.
+func headline(s *timeline.Session) (style, text string) {
+	r := s.LastRun()
+	switch {
+	case r == nil:
+		return sDim, "empty session"
+	case s.Running && !r.Ended:
+		return sCyan, "RUNNING: run " + strconv.Itoa(r.Index) + " is in progress"
+	}
+	f := s.FailingRun()
+	prefix := ""
+	if f != nil && f != r {
+		prefix = fmt.Sprintf("LAST RUN (%d) COMPLETED; ", r.Index)
+	}
+	switch {
+	case f == nil:
+		return sGreen + sBold, "COMPLETED: run " + strconv.Itoa(r.Index) + " succeeded"
+	case f.Failed():
+		return layerStyle(f.Layer) + sBold, fmt.Sprintf("%sFAILED at the %s layer (run %d, %s): %s", prefix, f.Layer, f.Index, orDash(f.Reason), orDash(f.Error))
+	}
+	ps := f.Problems()
+	p := ps[len(ps)-1]
+	return layerStyle(p.Layer) + sBold, fmt.Sprintf("%sCOMPLETED with problems; the last at the %s layer (run %d, turn %d): %s", prefix, p.Layer, f.Index, p.Turn, p.What)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func tokens(in, out int) string { return fmt.Sprintf("in %d out %d", in, out) }
+
+// renderText prints the terminal timeline of s.
+func renderText(w io.Writer, s *timeline.Session, o textOptions) error {
+	p := &printer{w: w, o: o}
+	st, head := headline(s)
+	p.o.width = 0 // the headline is never cut
+	p.line(0, st, head)
+	p.o.width = o.width
+	meta := fmt.Sprintf("created %s · %s · %s · tokens %s", s.Created.UTC().Format("2006-01-02 15:04:05"),
+		plural(len(s.Runs), "run"), plural(s.Turns(), "turn"), tokens(s.Usage.InputTokens, s.Usage.OutputTokens))
+	if !s.Traced {
+		meta += " · no trace records (times from line timestamps)"
+	}
+	p.line(0, sBold, "session "+s.ID, sDim, "  "+meta)
+	if s.Tail != nil {
+		p.line(0, sRed, fmt.Sprintf("damaged last line %d dropped: %v", s.Tail.Line, s.Tail.Err))
+	}
+	for _, r := range filterRuns(s, o.run, 0).Runs {
+		p.line(0, "", "")
+		renderRun(p, s, r)
+	}
+	return p.err
+}
+
+func renderRun(p *printer, s *timeline.Session, r *timeline.Run) {
+	state := r.Reason
+	if state == "" {
+		state = "no end record"
+	}
+	layer := r.Layer
+	if layer == "" {
+		layer = "running"
+	}
+	p.line(0, sBold, fmt.Sprintf("run %d", r.Index), sDim, fmt.Sprintf(" · %s · %s · %s · ", r.Start.UTC().Format("15:04:05"), plural(len(r.Turns), "turn"), pdur(r.End.Sub(r.Start))),
+		layerStyle(r.Layer), state+" at "+layer, sDim, " · tokens "+tokens(r.Usage.InputTokens, r.Usage.OutputTokens))
+	for _, t := range r.Turns {
+		if p.o.turn != 0 && t.N != p.o.turn {
+			continue
+		}
+		renderTurn(p, s, t)
+	}
+	if r.Ended || r.Layer != "" {
+		end := fmt.Sprintf("■ end: %s at %s", state, layer)
+		if r.Error != "" {
+			p.block(2, layerStyle(r.Layer), end+": ", r.Error)
+		} else {
+			p.line(2, layerStyle(r.Layer), end)
+		}
+	}
+}
+
+func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
+	for _, m := range t.Input {
+		p.block(2, "", "› user: ", m.Content)
+	}
+	if c := t.Compaction; c != nil {
+		p.block(2, sBlue, fmt.Sprintf("⇊ compaction up to message %d: ", c.UpTo), c.Summary)
+	}
+	m := t.Model
+	parts := []string{sBold, fmt.Sprintf("turn %d", t.N), "", " · model"}
+	if m != nil {
+		if m.Provider != "" || m.Model != "" {
+			parts = append(parts, "", " "+strings.Trim(m.Provider+"/"+m.Model, "/"))
+		}
+		parts = append(parts, "", " "+pdur(m.Duration))
+		if m.TTFT > 0 {
+			parts = append(parts, sDim, " (first token "+pdur(m.TTFT)+")")
+		}
+		parts = append(parts, sDim, " · "+tokens(m.Usage.InputTokens, m.Usage.OutputTokens))
+		if m.Usage.CacheReadTokens > 0 {
+			parts = append(parts, sDim, fmt.Sprintf(" cached %d", m.Usage.CacheReadTokens))
+		}
+		if m.Messages > 0 {
+			shown := fmt.Sprintf(" · shown %s ~%d tok", plural(m.Messages, "msg"), m.Tokens)
+			if m.CompactionUpTo >= 0 {
+				shown += fmt.Sprintf(" (compacted up to %d)", m.CompactionUpTo)
+			}
+			parts = append(parts, sDim, shown)
+		}
+		if len(m.Retries) > 0 {
+			parts = append(parts, sYellow, " · "+plural(len(m.Retries), "retry"))
+		}
+		if m.Finish != "" {
+			parts = append(parts, sDim, " · finish "+m.Finish)
+		}
+	}
+	p.line(2, parts...)
+	if m != nil {
+		for _, rt := range m.Retries {
+			p.block(4, sYellow, fmt.Sprintf("↻ attempt %d failed (%s), retried after %s: ", rt.Attempt, orDash(rt.Layer), pdur(rt.Wait)), rt.Error)
+		}
+		if m.Error != "" {
+			p.block(4, layerStyle(m.Layer)+sBold, fmt.Sprintf("✗ model call failed at the %s layer: ", m.Layer), m.Error)
+		}
+	}
+	if t.Message != nil {
+		if text := t.Message.Text(); text != "" {
+			p.block(4, "", "« ", text)
+		}
+	}
+	for _, c := range t.Calls {
+		renderCall(p, s, c)
+	}
+}
+
+func renderCall(p *printer, s *timeline.Session, c *timeline.ToolCall) {
+	mark, st := outcomeMark(c.Outcome)
+	who := ""
+	if d := c.Decision; d != nil {
+		if d.Allow {
+			who = " (allowed by " + orDash(d.Source) + ")"
+		} else {
+			who = " by " + orDash(d.Source)
+		}
+	}
+	parts := []string{st, mark + " ", sBold, c.Tool, sDim, " " + c.ID + " ", st, c.Outcome, sDim, who + " " + pdur(c.Duration) + " "}
+	if !p.o.full {
+		parts = append(parts, "", oneLine(string(c.Input)))
+		if c.Result != nil {
+			parts = append(parts, sDim, " → ", st, oneLine(c.Result.Content))
+		}
+		p.line(4, parts...)
+	} else {
+		p.line(4, parts...)
+		p.block(6, "", "input:  ", string(c.Input))
+		if c.Result != nil {
+			p.block(6, st, "result: ", c.Result.Content)
+		}
+	}
+	if d := c.Decision; d != nil && !d.Allow && p.o.full {
+		p.block(6, sYellow, "decision: ", d.Reason)
+	}
+	if c.Error != "" && p.o.full {
+		p.block(6, st, "error:  ", c.Error)
+	}
+	if sa := c.SubAgent; sa != nil {
+		text := "↳ sub-agent " + sa.Agent + ": session " + sa.SessionID
+		if child, err := timeline.Load(context.Background(), filepath.Dir(s.File), sa.SessionID); err == nil {
+			if r := child.LastRun(); r != nil {
+				text += fmt.Sprintf(" · %s · %s at %s", plural(child.Turns(), "turn"), orDash(r.Reason), orDash(r.Layer))
+			}
+		}
+		p.line(6, sCyan, text)
+	}
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/agentrt/agentrt/timeline"
+)
+
+// cmdVerify checks each session and returns exit code 1 when any has an
+// error finding.
+func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("verify", stderr)
+	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(rest) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 0, errUsage
+	}
+	all := []timeline.Finding{}
+	failed := false
+	for _, arg := range rest {
+		dir, id, err := timeline.Resolve(arg)
+		if err != nil {
+			return 0, err
+		}
+		fs, err := timeline.Verify(ctx, dir, id)
+		if err != nil {
+			return 0, err
+		}
+		for _, f := range fs {
+			failed = failed || !f.Warning
+		}
+		all = append(all, fs...)
+		if !*asJSON {
+			for _, f := range fs {
+				fmt.Fprintln(stdout, f)
+			}
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, all); err != nil {
+			return 0, err
+		}
+	} else if !failed {
+		fmt.Fprintf(stdout, "ok: %d session(s)\n", len(rest))
+	}
+	if failed {
+		return 1, nil
+	}
+	return 0, nil
+}

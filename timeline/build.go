@@ -1,0 +1,383 @@
+package timeline
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/agentrt/agentrt"
+)
+
+// The JSON bodies of the trace records (docs/jsonl-format.md).
+type modelCallRecord struct {
+	Turn       int            `json:"turn"`
+	Start      time.Time      `json:"start"`
+	DurationMS float64        `json:"duration_ms"`
+	Provider   string         `json:"provider"`
+	Model      string         `json:"model"`
+	TTFTMS     float64        `json:"ttft_ms"`
+	Retries    []retryRecord  `json:"retries"`
+	Messages   int            `json:"messages"`
+	Tokens     int            `json:"tokens"`
+	UpTo       *int           `json:"compaction_up_to"`
+	Usage      *agentrt.Usage `json:"usage"`
+	Finish     string         `json:"finish"`
+	Error      string         `json:"error"`
+	Layer      string         `json:"layer"`
+	TraceID    string         `json:"trace_id"`
+	SpanID     string         `json:"span_id"`
+}
+
+type retryRecord struct {
+	Attempt int     `json:"attempt"`
+	Error   string  `json:"error"`
+	Layer   string  `json:"layer"`
+	WaitMS  float64 `json:"wait_ms"`
+}
+
+type toolCallRecord struct {
+	Turn       int       `json:"turn"`
+	ToolUseID  string    `json:"tool_use_id"`
+	Tool       string    `json:"tool"`
+	Start      time.Time `json:"start"`
+	DurationMS float64   `json:"duration_ms"`
+	Outcome    string    `json:"outcome"`
+	Error      string    `json:"error"`
+	TraceID    string    `json:"trace_id"`
+	SpanID     string    `json:"span_id"`
+}
+
+type runRecord struct {
+	Start      time.Time      `json:"start"`
+	End        time.Time      `json:"end"`
+	DurationMS float64        `json:"duration_ms"`
+	Reason     string         `json:"reason"`
+	Layer      string         `json:"layer"`
+	Turns      int            `json:"turns"`
+	Usage      *agentrt.Usage `json:"usage"`
+	Error      string         `json:"error"`
+	TraceID    string         `json:"trace_id"`
+	SpanID     string         `json:"span_id"`
+}
+
+type permissionRecord struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Tool      string          `json:"tool"`
+	Allow     bool            `json:"allow"`
+	Reason    string          `json:"reason"`
+	Source    string          `json:"source"`
+	Input     json.RawMessage `json:"input"`
+}
+
+type usageRecord struct {
+	Turn  int           `json:"turn"`
+	Usage agentrt.Usage `json:"usage"`
+}
+
+type subAgentRecord struct {
+	ToolUseID string `json:"tool_use_id"`
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+}
+
+func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+
+const (
+	interruptedPrefix = "interrupted: the previous run stopped"
+	retryPrefix       = "Your final answer is not valid:"
+)
+
+// builder turns the lines of a session file into a Session.
+type builder struct {
+	s        *Session
+	run      *Run
+	turn     *Turn
+	calls    map[string]*ToolCall // every call of the session by tool_use id
+	pending  []agentrt.Message    // user messages not yet given to a turn
+	compact  *agentrt.Compaction
+	lastTime time.Time // of the previous line
+	lastLine int
+	usageRec bool // the current turn's usage came from a usage record
+	running  bool // a process holds the session
+}
+
+func newBuilder(id, file string) *builder {
+	return &builder{s: &Session{ID: id, File: file}, calls: map[string]*ToolCall{}}
+}
+
+func (b *builder) add(rec agentrt.JSONLRecord) {
+	s := b.s
+	s.Lines = rec.Line
+	if !rec.Time.IsZero() {
+		defer func() { b.lastTime = rec.Time }()
+		s.Updated = rec.Time
+	}
+	b.lastLine = rec.Line
+	if r := b.run; r != nil && !r.Ended && rec.Time.After(r.End) {
+		r.End = rec.Time
+	}
+	switch rec.Kind {
+	case agentrt.JSONLKindHeader:
+		s.Header = rec.Header
+		s.Created = rec.Header.Created
+	case agentrt.JSONLKindMessage:
+		b.message(rec)
+	case agentrt.RecordModelCall:
+		s.Traced = true
+		var m modelCallRecord
+		if json.Unmarshal(rec.Data, &m) == nil {
+			b.modelCall(rec, m)
+		}
+	case agentrt.RecordToolCall:
+		s.Traced = true
+		var t toolCallRecord
+		if json.Unmarshal(rec.Data, &t) == nil {
+			if c := b.calls[t.ToolUseID]; c != nil {
+				if !t.Start.IsZero() {
+					c.Start = t.Start
+				}
+				c.Duration, c.Outcome, c.Error = ms(t.DurationMS), t.Outcome, t.Error
+				c.TraceID, c.SpanID, c.Traced = t.TraceID, t.SpanID, true
+			}
+		}
+	case agentrt.RecordRun:
+		s.Traced = true
+		var r runRecord
+		if json.Unmarshal(rec.Data, &r) == nil {
+			run := b.currentRun(rec)
+			run.Start, run.End, run.Ended = r.Start, r.End, true
+			run.Reason, run.Layer, run.Error = r.Reason, r.Layer, r.Error
+			run.TraceID, run.SpanID, run.EndLine = r.TraceID, r.SpanID, rec.Line
+			if r.Usage != nil {
+				run.Usage = *r.Usage
+			}
+			b.run, b.turn = nil, nil
+		}
+	case agentrt.RecordPermission:
+		var p permissionRecord
+		if json.Unmarshal(rec.Data, &p) == nil {
+			if c := b.calls[p.ToolUseID]; c != nil {
+				c.Decision = &Decision{Allow: p.Allow, Reason: p.Reason, Source: p.Source, Input: p.Input, Line: rec.Line}
+			}
+		}
+	case agentrt.RecordUsage:
+		var u usageRecord
+		if json.Unmarshal(rec.Data, &u) == nil && b.turn != nil && b.turn.Model != nil {
+			b.turn.Model.Usage = u.Usage
+			b.usageRec = true
+		}
+	case agentrt.RecordCompaction:
+		var c agentrt.Compaction
+		if json.Unmarshal(rec.Data, &c) == nil {
+			b.compact = &c
+		}
+	case agentrt.RecordSubAgent:
+		var sa subAgentRecord
+		if json.Unmarshal(rec.Data, &sa) == nil {
+			if c := b.calls[sa.ToolUseID]; c != nil {
+				c.SubAgent = &SubAgent{Agent: sa.Agent, SessionID: sa.SessionID}
+			}
+		}
+	}
+}
+
+// currentRun returns the run in progress, starting one at rec if none is.
+func (b *builder) currentRun(rec agentrt.JSONLRecord) *Run {
+	if b.run == nil {
+		b.closeRun()
+		b.run = &Run{Index: len(b.s.Runs) + 1, Start: rec.Time, Line: rec.Line}
+		b.s.Runs = append(b.s.Runs, b.run)
+	}
+	return b.run
+}
+
+// closeRun marks a run left without an end record as crashed, as a new
+// one starts.
+func (b *builder) closeRun() {
+	if n := len(b.s.Runs); n > 0 {
+		if r := b.s.Runs[n-1]; !r.Ended && r.Layer == "" {
+			r.Layer = LayerCrash
+			r.Error = "the run has no end record: the process stopped while it ran"
+		}
+	}
+}
+
+func (b *builder) message(rec agentrt.JSONLRecord) {
+	m := rec.Message
+	switch m.Role {
+	case agentrt.RoleUser:
+		retry := strings.HasPrefix(m.Content, retryPrefix)
+		if b.run != nil && !retry && (len(b.run.Turns) > 0 || b.run.Input != "") {
+			b.run = nil // a new run starts with the user's input
+		}
+		run := b.currentRun(rec)
+		if run.Input == "" && !retry {
+			run.Input = m.Content
+		}
+		b.pending = append(b.pending, *m)
+		b.turn = nil
+	case agentrt.RoleAssistant:
+		run := b.currentRun(rec)
+		t := &Turn{N: len(run.Turns) + 1, Input: b.pending, Message: m, Line: rec.Line, Compaction: b.compact}
+		b.pending, b.compact, b.usageRec = nil, nil, false
+		// Without a model_call record the call is taken to span from the
+		// previous line to this one.
+		t.Model = &ModelCall{Start: b.lastTime, Duration: rec.Time.Sub(b.lastTime), CompactionUpTo: -1}
+		if b.lastTime.IsZero() {
+			t.Model.Start, t.Model.Duration = rec.Time, 0
+		}
+		run.Turns = append(run.Turns, t)
+		b.turn = t
+		start := rec.Time
+		for _, u := range m.ToolUses() {
+			c := &ToolCall{ID: u.ID, Tool: u.Name, Input: u.Input, Outcome: OutcomePending, Start: start}
+			b.calls[u.ID] = c
+			t.Calls = append(t.Calls, c)
+		}
+	case agentrt.RoleTool:
+		c := b.calls[m.ToolUseID]
+		if c == nil {
+			return
+		}
+		c.Result, c.ResultLine = m, rec.Line
+		if !c.Traced {
+			c.Duration = rec.Time.Sub(c.Start)
+			c.Outcome = inferOutcome(m)
+		}
+		if strings.HasPrefix(m.Content, interruptedPrefix) {
+			// Appended by the next run for a call the last one left open.
+			c.Outcome = OutcomeInterrupted
+			c.Duration = 0
+			b.closeRunOf(c)
+		}
+	}
+}
+
+// closeRunOf marks the run holding c as crashed: a later run answered c.
+func (b *builder) closeRunOf(c *ToolCall) {
+	for _, r := range b.s.Runs {
+		for _, t := range r.Turns {
+			for _, tc := range t.Calls {
+				if tc == c && !r.Ended {
+					r.Layer = LayerCrash
+					r.Error = "the process stopped while tool " + c.Tool + " (" + c.ID + ") ran; the next run answered it as interrupted"
+					if b.run == r {
+						b.run, b.turn = nil, nil
+					}
+				}
+			}
+		}
+	}
+}
+
+// inferOutcome guesses a call's outcome from its result, for a file
+// without tool_call records.
+func inferOutcome(m *agentrt.Message) string {
+	c := m.Content
+	switch {
+	case !m.IsError:
+		return OutcomeOK
+	case strings.HasPrefix(c, "interrupted:"):
+		return OutcomeInterrupted
+	case strings.HasPrefix(c, "cancelled:"):
+		return OutcomeCancelled
+	case strings.HasPrefix(c, "permission denied"):
+		return OutcomeDenied
+	case strings.HasPrefix(c, "blocked:"):
+		return OutcomeBlocked
+	case strings.Contains(c, "timed out after"):
+		return OutcomeTimeout
+	case strings.Contains(c, "panicked"):
+		return OutcomePanic
+	case strings.HasPrefix(c, "unknown tool"), strings.HasPrefix(c, "invalid tool_use"), strings.Contains(c, "invalid input"):
+		return OutcomeInvalidInput
+	}
+	return OutcomeToolError
+}
+
+func (b *builder) modelCall(rec agentrt.JSONLRecord, m modelCallRecord) {
+	run := b.currentRun(rec)
+	t := b.turn
+	if t == nil || t.N != m.Turn || t.Model.Traced {
+		// A call that produced no message: it failed.
+		t = &Turn{N: m.Turn, Input: b.pending, Line: rec.Line, Compaction: b.compact}
+		b.pending, b.compact = nil, nil
+		run.Turns = append(run.Turns, t)
+		b.turn = t
+	}
+	mc := &ModelCall{
+		Start: m.Start, Duration: ms(m.DurationMS), TTFT: ms(m.TTFTMS),
+		Provider: m.Provider, Model: m.Model, Messages: m.Messages, Tokens: m.Tokens,
+		CompactionUpTo: -1, Finish: m.Finish, Error: m.Error, Layer: m.Layer,
+		TraceID: m.TraceID, SpanID: m.SpanID, Traced: true, Line: rec.Line,
+	}
+	if m.UpTo != nil {
+		mc.CompactionUpTo = *m.UpTo
+	}
+	if m.Usage != nil {
+		mc.Usage = *m.Usage
+	} else if t.Model != nil && b.usageRec {
+		mc.Usage = t.Model.Usage
+	}
+	for _, r := range m.Retries {
+		mc.Retries = append(mc.Retries, Retry{Attempt: r.Attempt, Error: r.Error, Layer: r.Layer, Wait: ms(r.WaitMS)})
+	}
+	t.Model = mc
+}
+
+func (b *builder) finish() *Session {
+	s := b.s
+	if len(b.pending) > 0 && b.run != nil && len(b.run.Turns) == 0 {
+		// A run whose first model call never came back.
+		b.run.Turns = append(b.run.Turns, &Turn{N: 1, Input: b.pending})
+	}
+	for _, r := range s.Runs {
+		var sum agentrt.Usage
+		for _, t := range r.Turns {
+			if t.Model != nil {
+				sum = sum.Add(t.Model.Usage)
+			}
+		}
+		if r.Usage == (agentrt.Usage{}) {
+			r.Usage = sum
+		}
+		s.Usage = s.Usage.Add(r.Usage)
+		if r.End.IsZero() && len(r.Turns) > 0 {
+			r.End = s.Updated
+		}
+		if !r.Ended && r.Layer == "" && !(b.running && r == s.LastRun()) {
+			r.Layer = inferStop(r, s.Traced)
+			if r.Layer == LayerSuccess {
+				r.Reason = string(agentrt.StopComplete)
+			}
+		}
+	}
+	return s
+}
+
+// inferStop says how a run without an end record stopped: from a file
+// without trace records, success if its last turn answered without
+// tools; otherwise the process stopped (crash) or still runs.
+func inferStop(r *Run, traced bool) string {
+	if len(r.Turns) == 0 {
+		return LayerCrash
+	}
+	last := r.Turns[len(r.Turns)-1]
+	if !traced && last.Message != nil && len(last.Calls) == 0 {
+		return LayerSuccess
+	}
+	if !traced {
+		for _, c := range last.Calls {
+			if c.Outcome == OutcomePending {
+				return LayerCrash
+			}
+		}
+		return ""
+	}
+	for _, c := range last.Calls {
+		if c.Outcome == OutcomePending {
+			c.Outcome = OutcomeInterrupted
+		}
+	}
+	return LayerCrash
+}

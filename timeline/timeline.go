@@ -1,0 +1,447 @@
+// Package timeline reads a JSONL session file (docs/jsonl-format.md) into
+// a timeline a person can follow: the session's runs, each run's turns,
+// and in each turn the model call (duration, retries, tokens, what the
+// model was shown), the tool calls (duration, outcome, the permission
+// decision and who made it) and, at the end, the layer that stopped the
+// run.
+//
+// It reads every version-1 file. The trace records the runtime writes
+// (model_call, tool_call, run) make the timeline exact; a file written
+// before them still renders, with times taken from its lines' timestamps
+// and the stop inferred from its messages (Session.Traced is then false).
+//
+// The cmd/agentrt command renders timelines in a terminal and as HTML; a
+// program can render [Session] in its own UI, or marshal it as JSON.
+package timeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentrt/agentrt"
+)
+
+// Layers a run can stop at or a call can fail at, in [Run.Layer],
+// [Problem.Layer] and [Session.FailingLayer]. They extend agentrt's
+// [agentrt.Layer] values with the layers of single calls and of a process
+// that died.
+const (
+	LayerSuccess      = "success"      // the run completed
+	LayerProvider     = "provider"     // the model API failed
+	LayerPlanner      = "planner"      // the planner or compressor failed, or bad output
+	LayerTool         = "tool"         // a tool failed, panicked, timed out or got invalid input
+	LayerPermission   = "permission"   // the permission checker denied a call
+	LayerHook         = "hook"         // a hook blocked a call or refused the planner call
+	LayerStore        = "store"        // the session store failed
+	LayerLimit        = "limit"        // max turns, the loop guard or the budget
+	LayerCancellation = "cancellation" // the context was cancelled
+	// LayerCrash: the run has no end record and was followed by another
+	// run, or no process holds the session: the process died.
+	LayerCrash = "crash"
+)
+
+// Outcomes of a tool call, in [ToolCall.Outcome].
+const (
+	OutcomeOK           = "ok"
+	OutcomeToolError    = "tool_error"
+	OutcomeInvalidInput = "invalid_input"
+	OutcomeDenied       = "denied"
+	OutcomeBlocked      = "blocked"
+	OutcomeTimeout      = "timeout"
+	OutcomePanic        = "panic"
+	OutcomeCancelled    = "cancelled"
+	OutcomeInterrupted  = "interrupted" // the process died while it ran
+	OutcomePending      = "pending"     // no result yet
+)
+
+// OutcomeLayer returns the layer a call with outcome o failed at, or "" for
+// a call that did not fail.
+func OutcomeLayer(o string) string {
+	switch o {
+	case OutcomeToolError, OutcomeInvalidInput, OutcomeTimeout, OutcomePanic:
+		return LayerTool
+	case OutcomeDenied:
+		return LayerPermission
+	case OutcomeBlocked:
+		return LayerHook
+	case OutcomeCancelled:
+		return LayerCancellation
+	case OutcomeInterrupted:
+		return LayerCrash
+	}
+	return ""
+}
+
+// Session is the timeline of one session file. It is a plain value: a
+// program may read, change or marshal it.
+type Session struct {
+	ID   string `json:"id"`
+	File string `json:"file"`
+	// Header is the file's first line; nil for an empty file.
+	Header  *agentrt.JSONLHeader `json:"header,omitempty"`
+	Created time.Time            `json:"created"`
+	// Updated is the time of the last line.
+	Updated time.Time `json:"updated"`
+	Lines   int       `json:"lines"`
+	// Traced is true when the file holds trace records.
+	Traced bool `json:"traced"`
+	// Running is true when a process held the session's lock as it was
+	// read.
+	Running bool   `json:"running"`
+	Runs    []*Run `json:"runs"`
+	// Usage is the total of every model call.
+	Usage agentrt.Usage `json:"usage"`
+	// Tail is the damaged last line a crash left, which readers drop; nil
+	// when there is none.
+	Tail *agentrt.TruncatedTailError `json:"-"`
+	// TailError is Tail's text, for JSON.
+	TailError string `json:"tail_error,omitempty"`
+}
+
+// Run is one Run of an agent on the session.
+type Run struct {
+	Index int `json:"index"` // from 1
+	// Input is the user's message that started the run ("" when the run
+	// continued the session without one).
+	Input string    `json:"input"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Ended is true when the run's end record is in the file.
+	Ended bool `json:"ended"`
+	// Reason is the stop reason (agentrt.StopReason), "" when not ended.
+	Reason string `json:"reason,omitempty"`
+	// Layer is where the run stopped: LayerSuccess or a failing layer; ""
+	// for a run still going.
+	Layer string `json:"layer"`
+	// Error says why a run that did not complete stopped.
+	Error   string        `json:"error,omitempty"`
+	Turns   []*Turn       `json:"turns"`
+	Usage   agentrt.Usage `json:"usage"`
+	Line    int           `json:"line"` // of the run's first line
+	EndLine int           `json:"end_line,omitempty"`
+	TraceID string        `json:"trace_id,omitempty"`
+	SpanID  string        `json:"span_id,omitempty"`
+}
+
+// Turn is one planner call and the tool calls it asked for.
+type Turn struct {
+	N int `json:"n"` // the run's turn number, from 1
+	// Input is the user messages sent before this turn's model call.
+	Input []agentrt.Message `json:"input,omitempty"`
+	Model *ModelCall        `json:"model"`
+	// Message is the assistant's message; nil when the model call failed.
+	Message *agentrt.Message `json:"message,omitempty"`
+	Calls   []*ToolCall      `json:"calls,omitempty"`
+	// Compaction is the compaction recorded before this turn's call, if
+	// any.
+	Compaction *agentrt.Compaction `json:"compaction,omitempty"`
+	Line       int                 `json:"line"` // of the assistant message
+}
+
+// ModelCall is a turn's planner call, retries included.
+type ModelCall struct {
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration"`
+	// TTFT is the time to the first streamed token; 0 when not streamed.
+	TTFT     time.Duration `json:"ttft,omitempty"`
+	Provider string        `json:"provider,omitempty"`
+	Model    string        `json:"model,omitempty"`
+	Retries  []Retry       `json:"retries,omitempty"`
+	Usage    agentrt.Usage `json:"usage"`
+	// Messages and Tokens are what the model was shown, after compression:
+	// the number of messages and the token estimate.
+	Messages int `json:"messages,omitempty"`
+	Tokens   int `json:"tokens,omitempty"`
+	// CompactionUpTo is the compaction in use (its UpTo), -1 for none.
+	CompactionUpTo int    `json:"compaction_up_to"`
+	Finish         string `json:"finish,omitempty"`
+	// Error and Layer say why the call failed and where.
+	Error   string `json:"error,omitempty"`
+	Layer   string `json:"layer,omitempty"`
+	TraceID string `json:"trace_id,omitempty"`
+	SpanID  string `json:"span_id,omitempty"`
+	// Traced is false when the times come from line timestamps.
+	Traced bool `json:"traced"`
+	Line   int  `json:"line,omitempty"`
+}
+
+// Retry is a failed attempt of a model call that was retried.
+type Retry struct {
+	Attempt int           `json:"attempt"`
+	Error   string        `json:"error"`
+	Layer   string        `json:"layer,omitempty"`
+	Wait    time.Duration `json:"wait"`
+}
+
+// ToolCall is one tool_use and its result.
+type ToolCall struct {
+	ID     string           `json:"id"`
+	Tool   string           `json:"tool"`
+	Input  json.RawMessage  `json:"input,omitempty"`
+	Result *agentrt.Message `json:"result,omitempty"`
+	// Outcome is one of the Outcome constants.
+	Outcome  string        `json:"outcome"`
+	Error    string        `json:"error,omitempty"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration"`
+	// Decision is the recorded permission decision, nil when none was
+	// recorded (a read-only tool allowed by policy).
+	Decision *Decision `json:"decision,omitempty"`
+	// SubAgent is the child session of an agent tool.
+	SubAgent   *SubAgent `json:"sub_agent,omitempty"`
+	TraceID    string    `json:"trace_id,omitempty"`
+	SpanID     string    `json:"span_id,omitempty"`
+	Traced     bool      `json:"traced"`
+	ResultLine int       `json:"result_line,omitempty"`
+}
+
+// Layer is the layer the call failed at, or "".
+func (c *ToolCall) Layer() string { return OutcomeLayer(c.Outcome) }
+
+// Decision is a permission decision on a call.
+type Decision struct {
+	Allow  bool            `json:"allow"`
+	Reason string          `json:"reason,omitempty"`
+	Source string          `json:"source,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	Line   int             `json:"line"`
+}
+
+// SubAgent links a call to the session of the agent it ran.
+type SubAgent struct {
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+}
+
+// Problem is something that went wrong in a run, with its layer.
+type Problem struct {
+	Layer string `json:"layer"`
+	Turn  int    `json:"turn"`
+	What  string `json:"what"`
+}
+
+// Problems lists what went wrong in the run, in order: failed calls,
+// retried model calls, and the stop itself.
+func (r *Run) Problems() []Problem {
+	var ps []Problem
+	for _, t := range r.Turns {
+		if m := t.Model; m != nil {
+			for _, rt := range m.Retries {
+				l := rt.Layer
+				if l == "" {
+					l = LayerProvider
+				}
+				ps = append(ps, Problem{Layer: l, Turn: t.N, What: fmt.Sprintf("model call attempt %d failed (retried after %v): %s", rt.Attempt, rt.Wait, rt.Error)})
+			}
+		}
+		for _, c := range t.Calls {
+			if l := c.Layer(); l != "" {
+				what := c.Error
+				if c.Result != nil {
+					what = c.Result.Content
+				}
+				ps = append(ps, Problem{Layer: l, Turn: t.N, What: fmt.Sprintf("%s %s %s: %s", c.Tool, c.ID, c.Outcome, what)})
+			}
+		}
+	}
+	if r.Layer != "" && r.Layer != LayerSuccess {
+		turn := 0
+		if len(r.Turns) > 0 {
+			turn = r.Turns[len(r.Turns)-1].N
+		}
+		ps = append(ps, Problem{Layer: r.Layer, Turn: turn, What: r.stopText()})
+	}
+	return ps
+}
+
+func (r *Run) stopText() string {
+	s := r.Reason
+	if s == "" {
+		s = "no end record"
+	}
+	if r.Error != "" {
+		s += ": " + r.Error
+	}
+	return s
+}
+
+// Failed reports whether the run stopped at a layer other than success.
+func (r *Run) Failed() bool { return r.Layer != "" && r.Layer != LayerSuccess }
+
+// FailingLayer is the layer to look at first: the stop layer of a run
+// that failed, or else the layer of the last problem of a run that
+// completed despite it (a denied call, a tool error), or "" for a clean
+// run.
+func (r *Run) FailingLayer() string {
+	if r.Failed() {
+		return r.Layer
+	}
+	ps := r.Problems()
+	if len(ps) > 0 {
+		return ps[len(ps)-1].Layer
+	}
+	return ""
+}
+
+// LastRun returns the session's last run, or nil.
+func (s *Session) LastRun() *Run {
+	if len(s.Runs) == 0 {
+		return nil
+	}
+	return s.Runs[len(s.Runs)-1]
+}
+
+// FailingRun returns the last run with a failing layer (see
+// [Run.FailingLayer]), or nil for a clean session.
+func (s *Session) FailingRun() *Run {
+	for i := len(s.Runs) - 1; i >= 0; i-- {
+		if s.Runs[i].FailingLayer() != "" {
+			return s.Runs[i]
+		}
+	}
+	return nil
+}
+
+// FailingLayer is the failing layer of the last run that has one (see
+// [Run.FailingLayer]), or "" for a clean session.
+func (s *Session) FailingLayer() string {
+	if r := s.FailingRun(); r != nil {
+		return r.FailingLayer()
+	}
+	return ""
+}
+
+// Turns counts the turns of every run.
+func (s *Session) Turns() int {
+	n := 0
+	for _, r := range s.Runs {
+		n += len(r.Turns)
+	}
+	return n
+}
+
+// Resolve turns what a user names into a store directory and a session
+// id: a .jsonl file, or a directory and an id in it (as "dir/id", or as
+// dir with id given apart).
+func Resolve(arg string) (dir, id string, err error) {
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		base := filepath.Base(arg)
+		id, ok := strings.CutSuffix(base, ".jsonl")
+		if !ok {
+			return "", "", fmt.Errorf("timeline: %s: not a .jsonl session file", arg)
+		}
+		return filepath.Dir(arg), id, nil
+	}
+	if _, err := os.Stat(arg + ".jsonl"); err == nil {
+		return filepath.Dir(arg), filepath.Base(arg), nil
+	}
+	return "", "", fmt.Errorf("timeline: %s: no such session file (give a .jsonl file, or DIR/ID)", arg)
+}
+
+// Open reads the session arg names (see [Resolve]).
+func Open(ctx context.Context, arg string) (*Session, error) {
+	dir, id, err := Resolve(arg)
+	if err != nil {
+		return nil, err
+	}
+	return Load(ctx, dir, id)
+}
+
+// Load reads session id of the JSONL store directory dir. A damaged last
+// line is dropped and kept in Session.Tail; any other damage is an error
+// naming the file and line.
+func Load(ctx context.Context, dir, id string) (*Session, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("timeline: %s: not a directory", dir)
+	}
+	var tail *agentrt.TruncatedTailError
+	store, err := agentrt.NewJSONLStore(dir, &agentrt.JSONLOptions{OnWarning: func(err error) {
+		var t *agentrt.TruncatedTailError
+		if errors.As(err, &t) {
+			tail = t
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	b := newBuilder(id, filepath.Join(dir, id+".jsonl"))
+	if _, err := os.Stat(filepath.Join(dir, id+".lock")); err == nil {
+		// A lock file can outlive a process that died: try the lock.
+		unlock, err := store.Lock(ctx, id)
+		if errors.Is(err, agentrt.ErrSessionBusy) {
+			b.running = true
+		} else if err == nil {
+			unlock()
+		}
+	}
+	for rec, err := range store.Records(ctx, id) {
+		if err != nil {
+			return nil, err
+		}
+		b.add(rec)
+	}
+	s := b.finish()
+	s.Running = b.running
+	if tail != nil {
+		s.Tail, s.TailError = tail, tail.Error()
+	}
+	return s, nil
+}
+
+// FromRecords builds the timeline of session id from its lines, as
+// [agentrt.JSONLStore.Records] yields them.
+func FromRecords(id, file string, recs []agentrt.JSONLRecord) *Session {
+	b := newBuilder(id, file)
+	for _, r := range recs {
+		b.add(r)
+	}
+	return b.finish()
+}
+
+// Listed is one session of a directory, as [List] returns it.
+type Listed struct {
+	ID      string
+	Session *Session // nil when Err is set
+	Err     error    // why the session could not be read
+}
+
+// List reads every session (*.jsonl file) of the store directory dir,
+// most recently updated first. A session that cannot be read is listed
+// with its error.
+func List(ctx context.Context, dir string) ([]Listed, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("timeline: %w", err)
+	}
+	var out []Listed
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || strings.HasPrefix(id, ".") {
+			continue
+		}
+		s, err := Load(ctx, dir, id)
+		out = append(out, Listed{ID: id, Session: s, Err: err})
+	}
+	slices.SortStableFunc(out, func(a, b Listed) int {
+		var ta, tb time.Time
+		if a.Session != nil {
+			ta = a.Session.Updated
+		}
+		if b.Session != nil {
+			tb = b.Session.Updated
+		}
+		if c := tb.Compare(ta); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
