@@ -146,6 +146,7 @@ type memSession struct {
 	created time.Time
 	updated time.Time
 	first   [4]Message // room for a short session's messages
+	recs    [4]Record  // and for its records (a run writes a few)
 }
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -163,6 +164,7 @@ func (s *MemoryStore) session(id string, create bool) *memSession {
 		now := time.Now()
 		ss = &memSession{created: now, updated: now}
 		ss.msgs = ss.first[:0]
+		ss.records = ss.recs[:0]
 		s.sessions[id] = ss
 	}
 	return ss

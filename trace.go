@@ -2,7 +2,6 @@ package agentrt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -21,7 +20,8 @@ const (
 	// "finish", "error", "layer", "trace_id", "span_id"}.
 	RecordModelCall = "model_call"
 	// RecordToolCall is one tool call: {"turn", "tool_use_id", "tool",
-	// "start", "duration_ms", "outcome", "error", "trace_id", "span_id"}.
+	// "start", "duration_ms", "outcome", "trace_id", "span_id"}; what
+	// went wrong is in its result message.
 	RecordToolCall = "tool_call"
 	// RecordRun is the end of a run: {"start", "end", "duration_ms",
 	// "reason", "layer", "turns", "usage", "error", "trace_id", "span_id"}.
@@ -65,6 +65,21 @@ type tracer struct {
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
+	buf       []byte // scratch for encoding a record: scratch, or larger
+	scratch   [384]byte
+	arena     []byte // the records' data, handed to the store
+}
+
+// keep copies a record's data into the run's arena, so that a run's
+// records share few allocations; the store keeps the copy, and no byte of
+// the arena is written twice.
+func (t *tracer) keep(data []byte) []byte {
+	if cap(t.arena)-len(t.arena) < len(data) {
+		t.arena = make([]byte, 0, max(1024, len(data)))
+	}
+	n := len(t.arena)
+	t.arena = append(t.arena, data...)
+	return t.arena[n:len(t.arena):len(t.arena)]
 }
 
 // traceStart begins the run's trace.
@@ -75,6 +90,7 @@ func (r *run) traceStart() {
 		return
 	}
 	t.start = time.Now()
+	t.buf = t.scratch[:0]
 	if d, ok := r.agent.Planner.(Describer); ok {
 		t.prov = d.Describe()
 	}
@@ -148,7 +164,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	}
 	t.open = false
 	now := time.Now()
-	b := make([]byte, 0, 256+len(t.retries))
+	b := t.buf[:0]
 	b = append(b, `{"turn":`...)
 	b = strconv.AppendInt(b, int64(r.l.turn), 10)
 	b = appendStart(b, t.pstart, now.Sub(t.pstart))
@@ -197,7 +213,7 @@ func (r *run) traceToolCall(c *call) {
 	if r.tr.off {
 		return
 	}
-	b := make([]byte, 0, 192)
+	b := r.tr.buf[:0]
 	b = append(b, `{"turn":`...)
 	b = strconv.AppendInt(b, int64(r.l.turn), 10)
 	b = append(b, `,"tool_use_id":`...)
@@ -210,10 +226,6 @@ func (r *run) traceToolCall(c *call) {
 	b = append(b, `,"outcome":"`...)
 	b = append(b, r.outcomeOf(c)...)
 	b = append(b, '"')
-	if c.err != nil {
-		b = append(b, `,"error":`...)
-		b = appendJSONString(b, truncate(c.err.Error(), 1000))
-	}
 	if c.ctx != nil {
 		b = appendSpan(b, spanOf(c.ctx))
 	}
@@ -236,7 +248,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		r.traceModelCall(nil, err, o.layer)
 	}
 	end := time.Now()
-	b := make([]byte, 0, 256)
+	b := t.buf[:0]
 	b = append(b, `{"start":`...)
 	b = appendTime(b, t.start)
 	b = append(b, `,"end":`...)
@@ -271,9 +283,12 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // appendTrace writes a trace record. It is best effort: a trace record
 // the store refuses does not change the run (a broken store fails the
 // next message append, which stops the run).
+// data is encoded in the run's scratch buffer, and copied: the store keeps
+// it.
 func (r *run) appendTrace(kind string, data []byte) {
+	r.tr.buf = data[:0]
 	ra := r.p.store.(RecordAppender) // traceStart checked
-	_ = ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: data})
+	_ = ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
 }
 
 // Tool call outcomes, in the "outcome" of a RecordToolCall record.
@@ -290,10 +305,16 @@ const (
 
 // outcomeOf classifies how a settled call ended.
 func (r *run) outcomeOf(c *call) string {
-	var perr *PanicError
-	var blocked *BlockedError
+	// c.err is a *ToolError wrapping the cause (no errors.As: it
+	// allocates, and this runs for every call).
+	var cause error
+	if te, ok := c.err.(*ToolError); ok {
+		cause = te.Err
+	}
+	_, panicked := cause.(*PanicError)
+	_, blocked := cause.(*BlockedError)
 	switch {
-	case c.ran && errors.As(c.err, &perr):
+	case c.ran && panicked:
 		return outcomePanic
 	case c.ran && c.err != nil && r.ctx.Err() != nil:
 		return outcomeCancelled
@@ -307,7 +328,7 @@ func (r *run) outcomeOf(c *call) string {
 		return outcomeCancelled
 	case c.note != "":
 		return outcomeInvalidInput
-	case errors.As(c.err, &blocked), c.stage == stageBeforeTool:
+	case blocked, c.stage == stageBeforeTool:
 		return outcomeBlocked
 	case errors.Is(c.err, context.Canceled), errors.Is(c.err, context.DeadlineExceeded):
 		return outcomeCancelled
@@ -380,15 +401,46 @@ func appendSpan(b []byte, s *spanIDs) []byte {
 	return appendJSONString(b, s.span)
 }
 
-// appendJSONString appends s as a JSON string.
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes
+// U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
+	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	b = append(b, s...)
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, `\ufffd`...)
+				i += size
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }

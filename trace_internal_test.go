@@ -1,0 +1,49 @@
+package agentrt
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", `q"uote\back`, "tab\tnl\ncr\r\x00\x1f", "héllo 世界 🙂", "bad \xff\xfe utf8", "<&>", "\u2028"} {
+		got := appendJSONString(nil, s)
+		require.True(t, json.Valid(got), "%q → %s", s, got)
+		var back, want string
+		require.NoError(t, json.Unmarshal(got, &back))
+		std, _ := json.Marshal(s)
+		require.NoError(t, json.Unmarshal(std, &want))
+		assert.Equal(t, want, back, "%q", s)
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	f.Add("a\"b\\c\x01\xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := appendJSONString([]byte("x"), s)[1:]
+		var back, want string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("%q → %s: %v", s, got, err)
+		}
+		std, _ := json.Marshal(s)
+		_ = json.Unmarshal(std, &want)
+		if back != want {
+			t.Fatalf("%q → %q, want %q", s, back, want)
+		}
+	})
+}
+
+func TestAppendMS(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		0: "0", 999: "0", time.Microsecond: "0.001", 1500 * time.Microsecond: "1.500",
+		2 * time.Second: "2000", 12*time.Millisecond + 34*time.Microsecond: "12.034",
+	} {
+		assert.Equal(t, want, string(appendMS(nil, d)), "%v", d)
+	}
+}
