@@ -199,9 +199,11 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 	}
 	// The calls are in the file before their results, the decision on the
 	// write tool before its result, and the usage of each planner call
-	// after its message; each call's trace record after its result, and
-	// the run's at the end.
-	assert.Equal(t, "header user assistant model_call usage tool tool_call permission tool tool_call assistant model_call usage run", strings.Join(kinds, " "))
+	// after its message; the trace of the first model call right after
+	// its message (the store syncs: write-ahead), that of its tool calls
+	// before the next planner call, and the run's (with its last turn) at
+	// the end.
+	assert.Equal(t, "header user assistant turn usage tool permission tool turn assistant usage run", strings.Join(kinds, " "))
 	assert.JSONEq(t, `{"tool_use_id":"call_2","tool":"save","allow":true,"source":"user"}`, string(perm))
 	agenttest.AssertInvariants(t, load(t, s, "audit"))
 }

@@ -224,5 +224,5 @@ func ExampleJSONLStore_Records() {
 	}
 	// Output:
 	// line 5: call_1 allow=true by hook
-	// line 8: call_2 allow=false by hook: not under the project
+	// line 7: call_2 allow=false by hook: not under the project
 }

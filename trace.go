@@ -11,20 +11,23 @@ import (
 
 // Trace records: how long each planner and tool call took, how it ended,
 // and which layer ended the run. The runtime appends them to stores that
-// keep records ([RecordAppender]) as the run goes; docs/jsonl-format.md
-// documents their fields and the timeline package reads them.
+// keep records ([RecordAppender]) as the run goes, one per turn and one at
+// the end of the run; docs/jsonl-format.md documents their fields and the
+// timeline package reads them.
 const (
-	// RecordModelCall is one planner call of a turn, retries included:
-	// {"turn", "start", "duration_ms", "provider", "model", "ttft_ms",
-	// "retries", "usage", "messages", "tokens", "compaction_up_to",
-	// "finish", "error", "layer", "trace_id", "span_id"}.
-	RecordModelCall = "model_call"
-	// RecordToolCall is one tool call: {"turn", "tool_use_id", "tool",
-	// "start", "duration_ms", "outcome", "trace_id", "span_id"}; what
-	// went wrong is in its result message.
-	RecordToolCall = "tool_call"
+	// RecordTurn is the trace of one turn, written when the turn is over
+	// (before the next planner call; a store that syncs gets the model
+	// call apart, before any tool runs, in a record of the same turn
+	// without tool_calls): {"turn", "model_call": {"start",
+	// "duration_ms", "provider", "model", "ttft_ms", "retries", "messages",
+	// "tokens", "compaction_up_to", "usage", "finish", "error", "layer",
+	// "trace_id", "span_id"}, "tool_calls": [{"tool_use_id", "tool",
+	// "start", "duration_ms", "outcome", "trace_id", "span_id"}]}.
+	RecordTurn = "turn"
 	// RecordRun is the end of a run: {"start", "end", "duration_ms",
-	// "reason", "layer", "turns", "usage", "error", "trace_id", "span_id"}.
+	// "reason", "layer", "turns", "usage", "error", "trace_id", "span_id",
+	// "last_turn"}; last_turn is the trace of the turn the run ended in,
+	// as in a RecordTurn record.
 	RecordRun = "run"
 )
 
@@ -65,8 +68,14 @@ type tracer struct {
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
-	buf       []byte // scratch for encoding a record: scratch, or larger
-	scratch   [384]byte
+	buf       []byte // the record of the turn in progress: scratch, or larger
+	scratch   [512]byte
+	pending   bool  // buf holds a turn's record, not yet written
+	calls     int   // tool calls in it
+	split     bool  // its model call was written apart
+	minute    int64 // the Unix minute of prefix
+	prefix    []byte
+	prefixBuf [20]byte
 	arena     []byte // the records' data, handed to the store
 }
 
@@ -75,7 +84,8 @@ type tracer struct {
 // the arena is written twice.
 func (t *tracer) keep(data []byte) []byte {
 	if cap(t.arena)-len(t.arena) < len(data) {
-		t.arena = make([]byte, 0, max(1024, len(data)))
+		// Chunks grow with the run, so that a long run makes few.
+		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 64<<10), 1024, len(data)))
 	}
 	n := len(t.arena)
 	t.arena = append(t.arena, data...)
@@ -104,6 +114,7 @@ func (r *run) tracePlan(view, full []Message) {
 		return
 	}
 	if !t.open {
+		r.traceTurnEnd()
 		t.open, t.pstart, t.ttft, t.retries, t.span = true, time.Now(), 0, t.retries[:0], nil
 	}
 	t.msgs = len(view)
@@ -155,19 +166,21 @@ func (r *run) traceRetry(attempt int, err error, wait time.Duration) {
 	t.retries = append(t.retries, '}')
 }
 
-// traceModelCall writes the record of the turn's planner call: resp on
-// success, or the error that ended the run and its layer.
+// traceModelCall ends the turn's planner call: resp on success, or the
+// error that ended the run and its layer. It starts the turn's record.
 func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	t := &r.tr
 	if t.off || !t.open {
 		return
 	}
 	t.open = false
-	now := time.Now()
-	b := t.buf[:0]
-	b = append(b, `{"turn":`...)
+	d := time.Since(t.pstart)
+	b := append(t.buf[:0], `{"turn":`...)
 	b = strconv.AppendInt(b, int64(r.l.turn), 10)
-	b = appendStart(b, t.pstart, now.Sub(t.pstart))
+	b = append(b, `,"model_call":{"start":`...)
+	b = t.appendTime(b, t.pstart)
+	b = append(b, `,"duration_ms":`...)
+	b = appendMS(b, d)
 	if t.prov.Name != "" {
 		b = append(b, `,"provider":`...)
 		b = appendJSONString(b, t.prov.Name)
@@ -204,24 +217,40 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	}
 	b = appendFailure(b, err, layer)
 	b = appendSpan(b, t.span)
-	b = append(b, '}')
-	r.appendTrace(RecordModelCall, b)
+	t.buf = append(b, '}')
+	t.pending, t.calls, t.split = true, 0, false
+	if _, ok := r.p.store.(Syncer); ok && resp != nil && len(r.l.calls) > 0 {
+		// A durable store gets the model call before the tools run, as it
+		// gets the calls (write-ahead), so that a crash leaves it; the
+		// tool calls follow in a second record of the turn.
+		r.appendTrace(RecordTurn, append(t.buf, '}'))
+		b = append(t.buf[:0], `{"turn":`...)
+		t.buf = strconv.AppendInt(b, int64(r.l.turn), 10)
+		t.split = true
+	}
 }
 
-// traceToolCall writes the record of a settled call.
+// traceToolCall adds a settled call to the turn's record.
 func (r *run) traceToolCall(c *call) {
-	if r.tr.off {
+	t := &r.tr
+	if t.off || !t.pending {
 		return
 	}
-	b := r.tr.buf[:0]
-	b = append(b, `{"turn":`...)
-	b = strconv.AppendInt(b, int64(r.l.turn), 10)
-	b = append(b, `,"tool_use_id":`...)
+	b := t.buf
+	if t.calls == 0 {
+		b = append(b, `,"tool_calls":[{"tool_use_id":`...)
+	} else {
+		b = append(b, `,{"tool_use_id":`...)
+	}
+	t.calls++
 	b = appendJSONString(b, c.use.ID)
 	b = append(b, `,"tool":`...)
 	b = appendJSONString(b, c.use.Name)
 	if !c.start.IsZero() {
-		b = appendStart(b, c.start, c.dur)
+		b = append(b, `,"start":`...)
+		b = t.appendTime(b, c.start)
+		b = append(b, `,"duration_ms":`...)
+		b = appendMS(b, c.dur)
 	}
 	b = append(b, `,"outcome":"`...)
 	b = append(b, r.outcomeOf(c)...)
@@ -229,12 +258,35 @@ func (r *run) traceToolCall(c *call) {
 	if c.ctx != nil {
 		b = appendSpan(b, spanOf(c.ctx))
 	}
-	b = append(b, '}')
-	r.appendTrace(RecordToolCall, b)
+	t.buf = append(b, '}')
 }
 
-// traceRun writes the record of the run's end, and that of a planner call
-// the stop interrupted.
+// closeTurn ends the turn's record in t.buf, if one is pending, and
+// reports whether there was one.
+func (t *tracer) closeTurn() bool {
+	if !t.pending {
+		return false
+	}
+	t.pending = false
+	if t.split && t.calls == 0 {
+		return false
+	}
+	if t.calls > 0 {
+		t.buf = append(t.buf, ']')
+	}
+	t.buf = append(t.buf, '}')
+	return true
+}
+
+// traceTurnEnd writes the record of the turn that is over, if any.
+func (r *run) traceTurnEnd() {
+	if t := &r.tr; t.closeTurn() {
+		r.appendTrace(RecordTurn, t.buf)
+	}
+}
+
+// traceRun writes the record of the run's end, with the trace of the
+// turn it ended in (and of a planner call the stop interrupted).
 func (r *run) traceRun(o *outcome, done *Done) {
 	t := &r.tr
 	if t.off {
@@ -247,12 +299,13 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		}
 		r.traceModelCall(nil, err, o.layer)
 	}
+	var arr [320]byte
+	b := arr[:0]
 	end := time.Now()
-	b := t.buf[:0]
 	b = append(b, `{"start":`...)
-	b = appendTime(b, t.start)
+	b = t.appendTime(b, t.start)
 	b = append(b, `,"end":`...)
-	b = appendTime(b, end)
+	b = t.appendTime(b, end)
 	b = append(b, `,"duration_ms":`...)
 	b = appendMS(b, end.Sub(t.start))
 	b = append(b, `,"reason":"`...)
@@ -276,6 +329,10 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		b = appendJSONString(b, truncate(done.Detail, 2000))
 	}
 	b = appendSpan(b, spanOf(r.ctx))
+	if t.closeTurn() {
+		b = append(b, `,"last_turn":`...)
+		b = append(b, t.buf...)
+	}
 	b = append(b, '}')
 	r.appendTrace(RecordRun, b)
 }
@@ -283,10 +340,8 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // appendTrace writes a trace record. It is best effort: a trace record
 // the store refuses does not change the run (a broken store fails the
 // next message append, which stops the run).
-// data is encoded in the run's scratch buffer, and copied: the store keeps
-// it.
+// data is copied: the store keeps the copy.
 func (r *run) appendTrace(kind string, data []byte) {
-	r.tr.buf = data[:0]
 	ra := r.p.store.(RecordAppender) // traceStart checked
 	_ = ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
 }
@@ -338,17 +393,30 @@ func (r *run) outcomeOf(c *call) string {
 	return outcomeDenied
 }
 
-func appendStart(b []byte, start time.Time, d time.Duration) []byte {
-	b = append(b, `,"start":`...)
-	b = appendTime(b, start)
-	b = append(b, `,"duration_ms":`...)
-	return appendMS(b, d)
-}
-
-func appendTime(b []byte, t time.Time) []byte {
+// appendTime appends tm as a JSON string, in RFC 3339 with nanoseconds,
+// UTC. The date, hour and minute are formatted once a minute.
+func (t *tracer) appendTime(b []byte, tm time.Time) []byte {
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"')
+	sec := tm.Unix()
+	if sec < 0 {
+		b = tm.UTC().AppendFormat(b, time.RFC3339Nano)
+		return append(b, '"')
+	}
+	if sec/60 != t.minute || t.prefix == nil {
+		t.minute = sec / 60
+		t.prefix = tm.UTC().AppendFormat(t.prefixBuf[:0], "2006-01-02T15:04:")
+	}
+	b = append(b, t.prefix...)
+	s := sec % 60
+	b = append(b, byte('0'+s/10), byte('0'+s%10), '.')
+	ns := tm.Nanosecond()
+	var digits [9]byte
+	for i := 8; i >= 0; i-- {
+		digits[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	b = append(b, digits[:]...)
+	return append(b, 'Z', '"')
 }
 
 // appendMS appends d in milliseconds, to the microsecond.

@@ -47,3 +47,23 @@ func TestAppendMS(t *testing.T) {
 		assert.Equal(t, want, string(appendMS(nil, d)), "%v", d)
 	}
 }
+
+func TestAppendTime(t *testing.T) {
+	t.Parallel()
+	var tr tracer
+	for _, tm := range []time.Time{
+		time.Date(2026, 5, 1, 9, 30, 2, 469134000, time.UTC),
+		time.Date(2026, 5, 1, 9, 30, 59, 0, time.UTC),
+		time.Date(2026, 5, 1, 9, 31, 0, 1, time.FixedZone("x", 3600)),
+		time.Date(2030, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(1969, 1, 1, 0, 0, 0, 5, time.UTC),
+		time.Now(),
+	} {
+		b := tr.appendTime(nil, tm)
+		var s string
+		require.NoError(t, json.Unmarshal(b, &s))
+		got, err := time.Parse(time.RFC3339Nano, s)
+		require.NoError(t, err, s)
+		assert.True(t, got.Equal(tm), "%s != %v", s, tm)
+	}
+}

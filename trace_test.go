@@ -14,20 +14,36 @@ import (
 )
 
 // traceRecords returns the trace records of a session in a MemoryStore,
-// decoded.
+// decoded and flattened: the model calls and tool calls of the turn
+// records (and of the run record's last turn), each with its "turn", and
+// the run record.
 func traceRecords(t *testing.T, s *agentrt.MemoryStore, id string) (model, tool []map[string]any, run map[string]any) {
 	t.Helper()
+	turn := func(m map[string]any) {
+		n := m["turn"]
+		if mc, ok := m["model_call"].(map[string]any); ok {
+			mc["turn"] = n
+			model = append(model, mc)
+		}
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			c.(map[string]any)["turn"] = n
+			tool = append(tool, c.(map[string]any))
+		}
+	}
 	for _, r := range s.Records(id) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(r.Data, &m), "%s: %s", r.Kind, r.Data)
 		switch r.Kind {
-		case agentrt.RecordModelCall:
-			model = append(model, m)
-		case agentrt.RecordToolCall:
-			tool = append(tool, m)
+		case agentrt.RecordTurn:
+			require.Nil(t, run, "no turn record after the run record")
+			turn(m)
 		case agentrt.RecordRun:
 			require.Nil(t, run, "one run record")
 			run = m
+			if lt, ok := m["last_turn"].(map[string]any); ok {
+				turn(lt)
+			}
 		}
 	}
 	return model, tool, run

@@ -9,8 +9,13 @@ import (
 )
 
 // The JSON bodies of the trace records (docs/jsonl-format.md).
+type turnRecord struct {
+	Turn      int              `json:"turn"`
+	ModelCall *modelCallRecord `json:"model_call"`
+	ToolCalls []toolCallRecord `json:"tool_calls"`
+}
+
 type modelCallRecord struct {
-	Turn       int            `json:"turn"`
 	Start      time.Time      `json:"start"`
 	DurationMS float64        `json:"duration_ms"`
 	Provider   string         `json:"provider"`
@@ -36,7 +41,6 @@ type retryRecord struct {
 }
 
 type toolCallRecord struct {
-	Turn       int       `json:"turn"`
 	ToolUseID  string    `json:"tool_use_id"`
 	Tool       string    `json:"tool"`
 	Start      time.Time `json:"start"`
@@ -58,6 +62,7 @@ type runRecord struct {
 	Error      string         `json:"error"`
 	TraceID    string         `json:"trace_id"`
 	SpanID     string         `json:"span_id"`
+	LastTurn   *turnRecord    `json:"last_turn"`
 }
 
 type permissionRecord struct {
@@ -97,7 +102,6 @@ type builder struct {
 	compact  *agentrt.Compaction
 	lastTime time.Time // of the previous line
 	lastLine int
-	usageRec bool // the current turn's usage came from a usage record
 	running  bool // a process holds the session
 }
 
@@ -122,28 +126,19 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 		s.Created = rec.Header.Created
 	case agentrt.JSONLKindMessage:
 		b.message(rec)
-	case agentrt.RecordModelCall:
+	case agentrt.RecordTurn:
 		s.Traced = true
-		var m modelCallRecord
-		if json.Unmarshal(rec.Data, &m) == nil {
-			b.modelCall(rec, m)
-		}
-	case agentrt.RecordToolCall:
-		s.Traced = true
-		var t toolCallRecord
+		var t turnRecord
 		if json.Unmarshal(rec.Data, &t) == nil {
-			if c := b.calls[t.ToolUseID]; c != nil {
-				if !t.Start.IsZero() {
-					c.Start = t.Start
-				}
-				c.Duration, c.Outcome, c.Error = ms(t.DurationMS), t.Outcome, t.Error
-				c.TraceID, c.SpanID, c.Traced = t.TraceID, t.SpanID, true
-			}
+			b.turnTrace(rec, t)
 		}
 	case agentrt.RecordRun:
 		s.Traced = true
 		var r runRecord
 		if json.Unmarshal(rec.Data, &r) == nil {
+			if r.LastTurn != nil {
+				b.turnTrace(rec, *r.LastTurn)
+			}
 			run := b.currentRun(rec)
 			run.Start, run.End, run.Ended = r.Start, r.End, true
 			run.Reason, run.Layer, run.Error = r.Reason, r.Layer, r.Error
@@ -164,7 +159,6 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 		var u usageRecord
 		if json.Unmarshal(rec.Data, &u) == nil && b.turn != nil && b.turn.Model != nil {
 			b.turn.Model.Usage = u.Usage
-			b.usageRec = true
 		}
 	case agentrt.RecordCompaction:
 		var c agentrt.Compaction
@@ -219,7 +213,7 @@ func (b *builder) message(rec agentrt.JSONLRecord) {
 	case agentrt.RoleAssistant:
 		run := b.currentRun(rec)
 		t := &Turn{N: len(run.Turns) + 1, Input: b.pending, Message: m, Line: rec.Line, Compaction: b.compact}
-		b.pending, b.compact, b.usageRec = nil, nil, false
+		b.pending, b.compact = nil, nil
 		// Without a model_call record the call is taken to span from the
 		// previous line to this one.
 		t.Model = &ModelCall{Start: b.lastTime, Duration: rec.Time.Sub(b.lastTime), CompactionUpTo: -1}
@@ -295,12 +289,34 @@ func inferOutcome(m *agentrt.Message) string {
 	return OutcomeToolError
 }
 
-func (b *builder) modelCall(rec agentrt.JSONLRecord, m modelCallRecord) {
+// turnTrace applies the trace of turn tr.Turn of the current run.
+func (b *builder) turnTrace(rec agentrt.JSONLRecord, tr turnRecord) {
+	if tr.ModelCall != nil {
+		b.modelCall(rec, tr.Turn, *tr.ModelCall)
+	}
+	for _, tc := range tr.ToolCalls {
+		if c := b.calls[tc.ToolUseID]; c != nil {
+			if !tc.Start.IsZero() {
+				c.Start = tc.Start
+			}
+			c.Duration, c.Outcome = ms(tc.DurationMS), tc.Outcome
+			c.TraceID, c.SpanID, c.Traced = tc.TraceID, tc.SpanID, true
+		}
+	}
+}
+
+func (b *builder) modelCall(rec agentrt.JSONLRecord, turn int, m modelCallRecord) {
 	run := b.currentRun(rec)
-	t := b.turn
-	if t == nil || t.N != m.Turn || t.Model.Traced {
+	var t *Turn
+	for i := len(run.Turns) - 1; i >= 0; i-- {
+		if run.Turns[i].N == turn {
+			t = run.Turns[i]
+			break
+		}
+	}
+	if t == nil || t.Model.Traced {
 		// A call that produced no message: it failed.
-		t = &Turn{N: m.Turn, Input: b.pending, Line: rec.Line, Compaction: b.compact}
+		t = &Turn{N: turn, Input: b.pending, Line: rec.Line, Compaction: b.compact}
 		b.pending, b.compact = nil, nil
 		run.Turns = append(run.Turns, t)
 		b.turn = t
@@ -316,8 +332,8 @@ func (b *builder) modelCall(rec agentrt.JSONLRecord, m modelCallRecord) {
 	}
 	if m.Usage != nil {
 		mc.Usage = *m.Usage
-	} else if t.Model != nil && b.usageRec {
-		mc.Usage = t.Model.Usage
+	} else if t.Model != nil {
+		mc.Usage = t.Model.Usage // from a usage record
 	}
 	for _, r := range m.Retries {
 		mc.Retries = append(mc.Retries, Retry{Attempt: r.Attempt, Error: r.Error, Layer: r.Layer, Wait: ms(r.WaitMS)})

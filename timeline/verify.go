@@ -35,6 +35,14 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s:%d: %s%s: %s", f.File, f.Line, w, f.Rule, f.Message)
 }
 
+// VerifyOptions configures [Verify]. The zero value is ready to use.
+type VerifyOptions struct {
+	// MaxLineSize is the longest line allowed, as the store that wrote the
+	// file was configured (JSONLOptions.MaxLineSize); 0 means
+	// agentrt.DefaultMaxLineSize.
+	MaxLineSize int
+}
+
 // Verify checks session id of the store directory dir: the format (what
 // [agentrt.JSONLStore.Verify] checks: every line valid, the damaged tail
 // a crash leaves), gapless seq numbers, the message invariants (every
@@ -42,13 +50,18 @@ func (f Finding) String() string {
 // no result without a call; unique ids) and the consistency of the
 // records with the messages (decisions, trace and usage records naming
 // calls and turns that exist, in the right order, with valid values). An
-// error is returned only when the file cannot be read at all.
-func Verify(ctx context.Context, dir, id string) ([]Finding, error) {
+// error is returned only when the file cannot be read at all. opts may be
+// nil.
+func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding, error) {
 	file := filepath.Join(dir, id+".jsonl")
 	if _, err := os.Stat(file); err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
-	store, err := agentrt.NewJSONLStore(dir, nil)
+	var so agentrt.JSONLOptions
+	if opts != nil {
+		so.MaxLineSize = opts.MaxLineSize
+	}
+	store, err := agentrt.NewJSONLStore(dir, &so)
 	if err != nil {
 		return nil, err
 	}
@@ -133,46 +146,10 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 				u.decided = rec.Line
 			}
 		}
-	case agentrt.RecordToolCall:
-		var t toolCallRecord
+	case agentrt.RecordTurn:
+		var t turnRecord
 		if v.decode(rec, &t) {
-			u := v.use(rec, t.ToolUseID, t.Tool)
-			switch {
-			case u == nil:
-			case u.result == 0:
-				v.add(rec.Line, "record", "the tool_call record of %q comes before its result", t.ToolUseID)
-			case u.traced != 0:
-				v.add(rec.Line, "record", "a second tool_call record of %q (first on line %d)", t.ToolUseID, u.traced)
-			default:
-				u.traced = rec.Line
-			}
-			if OutcomeLayer(t.Outcome) == "" && t.Outcome != OutcomeOK || t.Outcome == OutcomeInterrupted || t.Outcome == OutcomePending {
-				v.add(rec.Line, "record", "unknown tool_call outcome %q", t.Outcome)
-			}
-			if t.DurationMS < 0 {
-				v.add(rec.Line, "record", "negative duration_ms %v", t.DurationMS)
-			}
-		}
-	case agentrt.RecordModelCall:
-		var m modelCallRecord
-		if v.decode(rec, &m) {
-			if m.Turn < 1 {
-				v.add(rec.Line, "record", "model_call turn %d (turns count from 1)", m.Turn)
-			}
-			if m.DurationMS < 0 || m.TTFTMS < 0 {
-				v.add(rec.Line, "record", "negative duration in model_call")
-			}
-			if m.Start.IsZero() {
-				v.add(rec.Line, "record", `model_call without "start"`)
-			}
-			for i, r := range m.Retries {
-				if r.Attempt != i+1 {
-					v.add(rec.Line, "record", "model_call retry %d has attempt %d", i+1, r.Attempt)
-				}
-			}
-			if m.UpTo != nil && (*m.UpTo < 0 || *m.UpTo > v.msgs) {
-				v.add(rec.Line, "record", "compaction_up_to %d is outside the %d messages before it", *m.UpTo, v.msgs)
-			}
+			v.turnTrace(rec, t)
 		}
 	case agentrt.RecordUsage:
 		var u usageRecord
@@ -198,6 +175,9 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 			if len(v.open) > 0 {
 				v.add(rec.Line, "invariant", "the run ended with tool_use %q unanswered", v.open[0])
 			}
+			if r.LastTurn != nil {
+				v.turnTrace(rec, *r.LastTurn)
+			}
 		}
 	case agentrt.RecordSubAgent:
 		var s subAgentRecord
@@ -211,6 +191,50 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 		var c agentrt.Compaction
 		if v.decode(rec, &c) && (c.UpTo < 0 || c.UpTo > v.msgs) {
 			v.add(rec.Line, "record", "compaction up_to %d is outside the %d messages before it", c.UpTo, v.msgs)
+		}
+	}
+}
+
+// turnTrace checks the trace of a turn: the model call's values, and
+// each tool call against the messages before it.
+func (v *verifier) turnTrace(rec agentrt.JSONLRecord, t turnRecord) {
+	if t.Turn < 1 {
+		v.add(rec.Line, "record", "turn %d (turns count from 1)", t.Turn)
+	}
+	if m := t.ModelCall; m == nil && len(t.ToolCalls) == 0 {
+		v.add(rec.Line, "record", "a turn trace without a model_call or tool_calls")
+	} else if m != nil {
+		if m.DurationMS < 0 || m.TTFTMS < 0 {
+			v.add(rec.Line, "record", "negative duration in model_call")
+		}
+		if m.Start.IsZero() {
+			v.add(rec.Line, "record", `model_call without "start"`)
+		}
+		for i, r := range m.Retries {
+			if r.Attempt != i+1 {
+				v.add(rec.Line, "record", "model_call retry %d has attempt %d", i+1, r.Attempt)
+			}
+		}
+		if m.UpTo != nil && (*m.UpTo < 0 || *m.UpTo > v.msgs) {
+			v.add(rec.Line, "record", "compaction_up_to %d is outside the %d messages before it", *m.UpTo, v.msgs)
+		}
+	}
+	for _, c := range t.ToolCalls {
+		u := v.use(rec, c.ToolUseID, c.Tool)
+		switch {
+		case u == nil:
+		case u.result == 0:
+			v.add(rec.Line, "record", "the trace of call %q comes before its result", c.ToolUseID)
+		case u.traced != 0:
+			v.add(rec.Line, "record", "a second trace of call %q (first on line %d)", c.ToolUseID, u.traced)
+		default:
+			u.traced = rec.Line
+		}
+		if OutcomeLayer(c.Outcome) == "" && c.Outcome != OutcomeOK || c.Outcome == OutcomeInterrupted || c.Outcome == OutcomePending {
+			v.add(rec.Line, "record", "unknown tool call outcome %q", c.Outcome)
+		}
+		if c.DurationMS < 0 {
+			v.add(rec.Line, "record", "negative duration_ms %v for call %q", c.DurationMS, c.ToolUseID)
 		}
 	}
 }

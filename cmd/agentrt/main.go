@@ -38,7 +38,7 @@ const usage = `agentrt shows what happened in agentrt sessions (JSONL files).
 usage:
   agentrt ls [-json] [-price-in USD -price-out USD] DIR
   agentrt show [-full] [-run R] [-turn N] [-json] [-color auto|always|never] [-width N] SESSION
-  agentrt verify [-json] SESSION...
+  agentrt verify [-json] [-max-line N] SESSION...
   agentrt html [-o FILE] SESSION
   agentrt tail [-f] [-interval D] SESSION
 

@@ -13,6 +13,7 @@ import (
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("verify", stderr)
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	maxLine := fs.Int("max-line", 0, "the longest line allowed, in bytes, as the store was configured (default: agentrt.DefaultMaxLineSize)")
 	rest, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -28,7 +29,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		if err != nil {
 			return 0, err
 		}
-		fs, err := timeline.Verify(ctx, dir, id)
+		fs, err := timeline.Verify(ctx, dir, id, &timeline.VerifyOptions{MaxLineSize: *maxLine})
 		if err != nil {
 			return 0, err
 		}
