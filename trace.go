@@ -73,6 +73,7 @@ type tracer struct {
 	pending   bool  // buf holds a turn's record, not yet written
 	calls     int   // tool calls in it
 	split     bool  // its model call was written apart
+	syncs     bool  // the store is a Syncer
 	minute    int64 // the Unix minute of prefix
 	prefix    []byte
 	prefixBuf [20]byte
@@ -84,8 +85,9 @@ type tracer struct {
 // the arena is written twice.
 func (t *tracer) keep(data []byte) []byte {
 	if cap(t.arena)-len(t.arena) < len(data) {
-		// Chunks grow with the run, so that a long run makes few.
-		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 64<<10), 1024, len(data)))
+		// Chunks grow with the run, so that a long run makes few, and stay
+		// small objects for the allocator.
+		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 8<<10), 768, len(data)))
 	}
 	n := len(t.arena)
 	t.arena = append(t.arena, data...)
@@ -101,6 +103,7 @@ func (r *run) traceStart() {
 	}
 	t.start = time.Now()
 	t.buf = t.scratch[:0]
+	_, t.syncs = r.p.store.(Syncer)
 	if d, ok := r.agent.Planner.(Describer); ok {
 		t.prov = d.Describe()
 	}
@@ -115,7 +118,9 @@ func (r *run) tracePlan(view, full []Message) {
 	}
 	if !t.open {
 		r.traceTurnEnd()
-		t.open, t.pstart, t.ttft, t.retries, t.span = true, time.Now(), 0, t.retries[:0], nil
+		// The run's start plus the monotonic time since: cheaper than
+		// time.Now, which also reads the wall clock.
+		t.open, t.pstart, t.ttft, t.retries, t.span = true, t.start.Add(time.Since(t.start)), 0, t.retries[:0], nil
 	}
 	t.msgs = len(view)
 	if len(view) == len(full) && (len(view) == 0 || &view[0] == &full[0]) {
@@ -219,7 +224,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	b = appendSpan(b, t.span)
 	t.buf = append(b, '}')
 	t.pending, t.calls, t.split = true, 0, false
-	if _, ok := r.p.store.(Syncer); ok && resp != nil && len(r.l.calls) > 0 {
+	if t.syncs && resp != nil && len(r.l.calls) > 0 {
 		// A durable store gets the model call before the tools run, as it
 		// gets the calls (write-ahead), so that a crash leaves it; the
 		// tool calls follow in a second record of the turn.
@@ -299,7 +304,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		}
 		r.traceModelCall(nil, err, o.layer)
 	}
-	var arr [320]byte
+	var arr [1024]byte // on the stack, with room for the last turn
 	b := arr[:0]
 	end := time.Now()
 	b = append(b, `{"start":`...)
@@ -393,6 +398,35 @@ func (r *run) outcomeOf(c *call) string {
 	return outcomeDenied
 }
 
+// appendMinute appends "YYYY-MM-DDThh:mm:" of the Unix time sec (>= 0),
+// in UTC: the proleptic Gregorian date of its day (the civil-from-days
+// algorithm of Howard Hinnant), without time.Time.Format's generality.
+func appendMinute(b []byte, sec int64) []byte {
+	days := sec / 86400
+	rem := sec % 86400
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	if m <= 2 {
+		y++
+	}
+	two := func(b []byte, v int64) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
+	b = append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-')
+	b = append(two(b, m), '-')
+	b = append(two(b, d), 'T')
+	b = append(two(b, rem/3600), ':')
+	return append(two(b, rem%3600/60), ':')
+}
+
 // appendTime appends tm as a JSON string, in RFC 3339 with nanoseconds,
 // UTC. The date, hour and minute are formatted once a minute.
 func (t *tracer) appendTime(b []byte, tm time.Time) []byte {
@@ -404,7 +438,7 @@ func (t *tracer) appendTime(b []byte, tm time.Time) []byte {
 	}
 	if sec/60 != t.minute || t.prefix == nil {
 		t.minute = sec / 60
-		t.prefix = tm.UTC().AppendFormat(t.prefixBuf[:0], "2006-01-02T15:04:")
+		t.prefix = appendMinute(t.prefixBuf[:0], sec)
 	}
 	b = append(b, t.prefix...)
 	s := sec % 60

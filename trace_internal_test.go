@@ -67,3 +67,11 @@ func TestAppendTime(t *testing.T) {
 		assert.True(t, got.Equal(tm), "%s != %v", s, tm)
 	}
 }
+
+func TestAppendMinute(t *testing.T) {
+	t.Parallel()
+	for sec := int64(0); sec < 400*365*86400; sec += 86400*7 + 3607 {
+		want := time.Unix(sec, 0).UTC().Format("2006-01-02T15:04:")
+		require.Equal(t, want, string(appendMinute(nil, sec)), "%d", sec)
+	}
+}
