@@ -146,7 +146,7 @@ func TestHTMLInBrowser(t *testing.T) {
 			// Expand the call by clicking it: its input, result and decision
 			// become visible.
 			sel := fmt.Sprintf(`details.call[data-id=%q]`, tc.open)
-			visible := fmt.Sprintf(`document.querySelector(%q).querySelector("pre.input").getClientRects().length > 0`, sel)
+			visible := fmt.Sprintf(`document.querySelector(%q).querySelector("pre.input").checkVisibility()`, sel)
 			require.False(t, eval[bool](t, ctx, visible), "collapsed at first")
 			require.NoError(t, chromedp.Do(ctx,
 				chromedp.Click(chromedp.CSS(sel+" > summary")),

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ var pageHTML string
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dur":    dur,
 	"plural": plural,
+	"base":   filepath.Base,
 	"utc":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 }).Parse(pageHTML))
 
