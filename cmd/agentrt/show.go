@@ -348,11 +348,12 @@ func renderRun(p *printer, s *timeline.Session, r *timeline.Run) {
 		state = "no end record"
 	}
 	layer := r.Layer
+	status := state + " at " + layer
 	if layer == "" {
-		layer = "running"
+		status = "running"
 	}
 	p.line(0, sBold, fmt.Sprintf("run %d", r.Index), sDim, fmt.Sprintf(" · %s · %s · %s · ", r.Start.UTC().Format("15:04:05"), plural(len(r.Turns), "turn"), pdur(r.End.Sub(r.Start))),
-		layerStyle(r.Layer), state+" at "+layer, sDim, " · tokens "+tokens(r.Usage.InputTokens, r.Usage.OutputTokens))
+		layerStyle(r.Layer), status, sDim, " · tokens "+tokens(r.Usage.InputTokens, r.Usage.OutputTokens))
 	for _, t := range r.Turns {
 		if p.o.turn != 0 && t.N != p.o.turn {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,10 +32,12 @@ func cmdTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return tail(ctx, rest[0], *follow, *interval, o, stdout)
 }
 
-// tail prints the timeline of the session, then, with follow, the lines
-// that change as the session grows, until ctx is done.
+// tail prints the timeline of the session, then, with follow, what
+// changes as the session grows, as a log: each line once (a message, a
+// turn, a call, a run's end), and again when it changes (a call that was
+// running ends, a turn's trace arrives, the headline), until ctx is done.
 func tail(ctx context.Context, arg string, follow bool, interval time.Duration, o textOptions, w io.Writer) error {
-	var shown []string
+	shown := map[string]string{} // line key → the text printed
 	lines := -1
 	for {
 		s, err := timeline.Open(ctx, arg)
@@ -47,26 +50,20 @@ func tail(ctx context.Context, arg string, follow bool, interval time.Duration, 
 			if err := renderText(&b, s, o); err != nil {
 				return err
 			}
-			now := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-			// The first line (the headline) changes as the run goes: print
-			// it again with what is new, and every line after the first
-			// that changed.
-			i := 1
-			for i < len(now) && i < len(shown) && now[i] == shown[i] {
-				i++
-			}
-			if shown != nil && now[0] != shown[0] {
-				fmt.Fprintln(w, now[0])
-			}
-			if shown == nil {
-				i = 0
-			}
-			for _, l := range now[i:] {
+			run := "0"
+			for i, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+				key, update := lineKey(i, ansiRE.ReplaceAllString(l, ""), &run)
+				if key == "" {
+					continue
+				}
+				if old, ok := shown[key]; ok && (old == l || !update) {
+					continue
+				}
+				shown[key] = l
 				if _, err := fmt.Fprintln(w, l); err != nil {
 					return err
 				}
 			}
-			shown = now
 		}
 		if !follow {
 			return nil
@@ -77,4 +74,46 @@ func tail(ctx context.Context, arg string, follow bool, interval time.Duration, 
 		case <-time.After(interval):
 		}
 	}
+}
+
+var (
+	ansiRE   = regexp.MustCompile("\x1b\\[[0-9;]*m")
+	runRE    = regexp.MustCompile(`^run (\d+) ·`)
+	turnRE   = regexp.MustCompile(`^  turn (\d+) ·`)
+	callRE   = regexp.MustCompile(`^    [✓✗⊘…] [\w-]+ (\S+) (\w+)`) // mark, tool, id, outcome
+	retryRE  = regexp.MustCompile(`^    ↻ attempt (\d+)`)
+	endLineR = regexp.MustCompile(`^  ■ end:`)
+)
+
+// lineKey names the i-th line l of a rendered timeline for tail, and says
+// whether a change of its text is printed again; run tracks the run the
+// lines belong to. Blank lines get "".
+func lineKey(i int, l string, run *string) (key string, update bool) {
+	switch {
+	case strings.TrimSpace(l) == "":
+		return "", false
+	case i == 0:
+		return "head", true
+	case i == 1:
+		return "meta", false
+	}
+	if m := runRE.FindStringSubmatch(l); m != nil {
+		*run = m[1]
+		return "run " + m[1], false
+	}
+	if m := turnRE.FindStringSubmatch(l); m != nil {
+		return *run + " turn " + m[1], true
+	}
+	if m := retryRE.FindStringSubmatch(l); m != nil {
+		return *run + " retry " + m[1], false
+	}
+	if m := callRE.FindStringSubmatch(l); m != nil {
+		// Once per outcome: the times of a call change when its trace
+		// arrives, which is not news.
+		return *run + " call " + m[1] + " " + m[2], false
+	}
+	if endLineR.MatchString(l) {
+		return *run + " end", true
+	}
+	return *run + " " + l, false
 }
