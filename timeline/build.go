@@ -128,6 +128,7 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 		b.message(rec)
 	case agentrt.RecordTurn:
 		s.Traced = true
+		b.currentRun(rec).traced = true
 		var t turnRecord
 		if json.Unmarshal(rec.Data, &t) == nil {
 			b.turnTrace(rec, t)
@@ -185,11 +186,11 @@ func (b *builder) currentRun(rec agentrt.JSONLRecord) *Run {
 	return b.run
 }
 
-// closeRun marks a run left without an end record as crashed, as a new
-// one starts.
+// closeRun marks a traced run left without an end record as crashed, as
+// a new one starts (finish judges a run without trace records).
 func (b *builder) closeRun() {
 	if n := len(b.s.Runs); n > 0 {
-		if r := b.s.Runs[n-1]; !r.Ended && r.Layer == "" {
+		if r := b.s.Runs[n-1]; !r.Ended && r.Layer == "" && r.traced {
 			r.Layer = LayerCrash
 			r.Error = "the run has no end record: the process stopped while it ran"
 		}
@@ -362,7 +363,7 @@ func (b *builder) finish() *Session {
 			r.End = s.Updated
 		}
 		if !r.Ended && r.Layer == "" && !(b.running && r == s.LastRun()) {
-			r.Layer = inferStop(r, s.Traced)
+			r.Layer = inferStop(r, r.traced)
 			if r.Layer == LayerSuccess {
 				r.Reason = string(agentrt.StopComplete)
 			}

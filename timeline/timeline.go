@@ -128,6 +128,8 @@ type Run struct {
 	EndLine int           `json:"end_line,omitempty"`
 	TraceID string        `json:"trace_id,omitempty"`
 	SpanID  string        `json:"span_id,omitempty"`
+
+	traced bool // a trace record is part of it
 }
 
 // Turn is one planner call and the tool calls it asked for.
