@@ -97,13 +97,12 @@ func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding
 }
 
 type useState struct {
-	tool     string
-	line     int
-	result   int // line of its result, 0 if none
-	decided  int // line of its permission record
-	traced   int // line of its tool_call record
-	assist   int // index of its assistant message
-	answered bool
+	tool    string
+	line    int
+	result  int // line of its result, 0 if none
+	decided int // line of its permission record
+	traced  int // line of its tool_call record
+	assist  int // index of its assistant message
 }
 
 type verifier struct {
@@ -114,7 +113,6 @@ type verifier struct {
 	open    []string // tool_uses of the last assistant message without a result
 	assists int      // assistant messages so far
 	msgs    int
-	turn    int // turns of the current run
 }
 
 func (v *verifier) add(line int, rule, format string, args ...any) {
