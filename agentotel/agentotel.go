@@ -79,8 +79,8 @@ func Hooks(tp trace.TracerProvider) agentrt.Hooks {
 				attrs = append(attrs, AgentName.String(run.Agent))
 			}
 			attrs = append(attrs, providerAttrs(run.Provider)...)
-			ctx, _ = tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-			return context.WithValue(ctx, runInfoKey{}, run)
+			ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+			return context.WithValue(withIDs(ctx, span), runInfoKey{}, run)
 		},
 		OnRunEnd: func(ctx context.Context, _ *agentrt.RunInfo, done agentrt.Done, err error) {
 			span := trace.SpanFromContext(ctx)
@@ -112,8 +112,8 @@ func Hooks(tp trace.TracerProvider) agentrt.Hooks {
 				name += " " + info.Model
 			}
 			attrs := append([]attribute.KeyValue{OperationName.String("chat"), Turn.Int(req.Turn)}, providerAttrs(info)...)
-			ctx, _ = tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-			return ctx, nil
+			ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+			return withIDs(ctx, span), nil
 		},
 		AfterPlan: func(ctx context.Context, _ *agentrt.ModelRequest, resp *agentrt.ModelResponse, err error) {
 			span := trace.SpanFromContext(ctx)
@@ -134,13 +134,13 @@ func Hooks(tp trace.TracerProvider) agentrt.Hooks {
 			span.End()
 		},
 		BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
-			ctx, _ = tracer.Start(ctx, "execute_tool "+call.Tool.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+			ctx, span := tracer.Start(ctx, "execute_tool "+call.Tool.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 				OperationName.String("execute_tool"),
 				ToolName.String(call.Tool.Name),
 				ToolCallID.String(call.ToolUseID),
 				ToolType.String("function"),
 			))
-			return ctx, nil
+			return withIDs(ctx, span), nil
 		},
 		AfterTool: func(ctx context.Context, _ *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
 			span := trace.SpanFromContext(ctx)
@@ -155,6 +155,17 @@ func Hooks(tp trace.TracerProvider) agentrt.Hooks {
 			span.End()
 		},
 	}
+}
+
+// withIDs gives the runtime the span's ids, which it writes into the
+// session's trace records (agentrt.WithTraceSpan), so that a session line
+// leads to its span.
+func withIDs(ctx context.Context, span trace.Span) context.Context {
+	sc := span.SpanContext()
+	if !sc.IsValid() {
+		return ctx
+	}
+	return agentrt.WithTraceSpan(ctx, sc.TraceID().String(), sc.SpanID().String())
 }
 
 func providerAttrs(info agentrt.ProviderInfo) []attribute.KeyValue {

@@ -2,6 +2,7 @@ package agentotel_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -57,7 +58,8 @@ func TestSpans(t *testing.T) {
 		agenttest.CallTool("fail", `{}`),
 		agenttest.Reply("done").WithUsage(agentrt.Usage{InputTokens: 20, OutputTokens: 5}),
 	)
-	ag := &agentrt.Agent{Name: "calc", Tools: []agentrt.Tool{add, fail}, Planner: describedScript{script},
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Name: "calc", Tools: []agentrt.Tool{add, fail}, Planner: describedScript{script}, Store: store,
 		Hooks: []agentrt.Hooks{agentotel.Hooks(tp)}}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "sess-1", "1+2"))
 	require.NoError(t, err)
@@ -102,6 +104,34 @@ func TestSpans(t *testing.T) {
 	assert.Equal(t, tool.SpanContext().SpanID(), byName["inner"][0].Parent().SpanID(), "the tool's own span nests under its call")
 	assert.Equal(t, toolSpan.SpanID(), byName["inner"][0].SpanContext().SpanID())
 	assert.Equal(t, codes.Unset, tool.Status().Code)
+
+	// The session's trace records name the spans.
+	ids := map[string]string{} // span id → the record that names it
+	for _, r := range store.Records("sess-1") {
+		var rec struct {
+			TraceID   string `json:"trace_id"`
+			SpanID    string `json:"span_id"`
+			ModelCall struct {
+				TraceID string `json:"trace_id"`
+				SpanID  string `json:"span_id"`
+			} `json:"model_call"`
+			ToolCalls []struct {
+				ID      string `json:"tool_use_id"`
+				TraceID string `json:"trace_id"`
+				SpanID  string `json:"span_id"`
+			} `json:"tool_calls"`
+		}
+		require.NoError(t, json.Unmarshal(r.Data, &rec))
+		ids[rec.SpanID] = r.Kind
+		ids[rec.ModelCall.SpanID] = "model_call"
+		for _, c := range rec.ToolCalls {
+			ids[c.SpanID] = c.ID
+			assert.Equal(t, run.SpanContext().TraceID().String(), c.TraceID)
+		}
+	}
+	assert.Equal(t, "run", ids[run.SpanContext().SpanID().String()])
+	assert.Equal(t, "model_call", ids[chats[0].SpanContext().SpanID().String()])
+	assert.Equal(t, "call_1", ids[tool.SpanContext().SpanID().String()])
 
 	failed := byName["execute_tool fail"][0]
 	assert.Equal(t, codes.Error, failed.Status().Code)
