@@ -14,6 +14,8 @@ import (
 type runOptions struct {
 	output     *outputSpec       // the final answer must pass this check
 	permission PermissionChecker // replaces the Agent's checker
+	approvals  []Approval        // Resume's decisions
+	resume     bool              // Resume: the session must be pending
 }
 
 func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOptions) iter.Seq2[Event, error] {
@@ -40,6 +42,7 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		r.ctx, r.turnCtx = &r.rctx, &r.rctx
 		r.l = &r.loop
 		r.l.init(p, sessionID, opts.output)
+		r.approvals, r.appr.resume = opts.approvals, opts.resume
 		if opts.permission != nil {
 			r.permission = opts.permission
 		}
@@ -85,6 +88,8 @@ type run struct {
 	compact   *Compaction // the session's last compaction
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
+	appr      approvalState
+	approvals []Approval
 }
 
 // main runs the loop. Every stop after the session is loaded goes through
@@ -134,6 +139,9 @@ func (r *run) main(input string) {
 		r.runStartHooks()
 	}
 	r.l.turn = 1
+	if r.appr.resumed != nil && !r.resumeTurn() {
+		return
+	}
 	for r.turn() {
 	}
 }
@@ -154,6 +162,11 @@ func (r *run) load(input string) (repairs []Message, user Message, hasUser bool,
 	repairs, user, hasUser, err = r.l.begin(hist, input)
 	if err != nil {
 		return nil, Message{}, false, err
+	}
+	if repairs != nil || r.appr.resume {
+		if repairs, err = r.loadPending(repairs, input, r.approvals); err != nil {
+			return nil, Message{}, false, err
+		}
 	}
 	if err := r.loadCompaction(); err != nil {
 		return nil, Message{}, false, err
@@ -264,6 +277,9 @@ func (r *run) stop(reason StopReason, layer Layer, text string, err error, detai
 
 func (r *run) stopWith(o outcome) bool {
 	for _, m := range unanswered(r.l.history, r.l.stoppedResult) {
+		if o.reason == StopPending {
+			break // the pending record holds them
+		}
 		if aerr := r.append(m); aerr != nil {
 			if o.err == nil {
 				o.reason, o.layer, o.err = StopError, LayerStore, aerr
@@ -275,6 +291,9 @@ func (r *run) stopWith(o outcome) bool {
 		o.reason, o.layer, o.err = StopError, LayerStore, serr
 	}
 	done := r.l.done(o)
+	if o.reason == StopPending {
+		done.Pending = r.appr.pending
+	}
 	r.endTurn()
 	if r.started {
 		r.started = false

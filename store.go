@@ -75,6 +75,10 @@ const (
 	RecordPermission = "permission"
 	// RecordUsage is the usage of one planner call: {"turn", "usage"}.
 	RecordUsage = "usage"
+	// RecordPending lists the calls of a run that stopped with
+	// StopPending: {"turn", "calls": [{"tool_use_id", "tool", "input"
+	// (decoded), "pending" or "decision"}]}; see docs/jsonl-format.md.
+	RecordPending = "pending"
 )
 
 // RecordAppender is implemented by stores that keep records other than
