@@ -61,7 +61,7 @@ func start(ctx context.Context, c client.Client, opts StartOptions, in RunInput)
 		return nil, fmt.Errorf("%w: empty", agentrt.ErrInvalidSessionID)
 	}
 	id := opts.WorkflowID(sessionID)
-	history, err := previousHistory(ctx, c, id)
+	history, rules, err := previousHistory(ctx, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func start(ctx context.Context, c client.Client, opts StartOptions, in RunInput)
 		WorkflowExecutionTimeout:                 opts.ExecutionTimeout,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, WorkflowName(opts.Agent), RunInput{SessionID: sessionID, Input: input, History: history, Output: in.Output, OutputRetries: in.OutputRetries})
+	}, WorkflowName(opts.Agent), RunInput{SessionID: sessionID, Input: input, History: history, Output: in.Output, OutputRetries: in.OutputRetries, Rules: rules})
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
@@ -85,47 +85,64 @@ func start(ctx context.Context, c client.Client, opts StartOptions, in RunInput)
 	return run, nil
 }
 
-// previousHistory returns the messages of the last run of workflow id, or
-// nil if there is none.
-func previousHistory(ctx context.Context, c client.Client, id string) ([]agentrt.Message, error) {
+// previousHistory returns the messages and remembered decisions of the
+// last run of workflow id, or nil if there is none.
+func previousHistory(ctx context.Context, c client.Client, id string) ([]agentrt.Message, []Rule, error) {
 	d, err := c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("agentrt/temporal: describe workflow %q: %w", id, err)
+		return nil, nil, fmt.Errorf("agentrt/temporal: describe workflow %q: %w", id, err)
 	}
 	info := d.RawResponse.GetWorkflowExecutionInfo()
 	runID := info.GetExecution().GetRunId()
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return nil, fmt.Errorf("%w: workflow %q is running", agentrt.ErrSessionBusy, id)
+		return nil, nil, fmt.Errorf("%w: workflow %q is running", agentrt.ErrSessionBusy, id)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		var res Result
 		if err := c.GetWorkflow(ctx, id, runID).Get(ctx, &res); err != nil {
-			return nil, fmt.Errorf("agentrt/temporal: result of workflow %q: %w", id, err)
+			return nil, nil, fmt.Errorf("agentrt/temporal: result of workflow %q: %w", id, err)
 		}
-		return res.Messages, nil
+		return res.Messages, res.Rules, nil
 	}
 	v, err := c.QueryWorkflow(ctx, id, runID, QueryState)
 	if err != nil {
-		return nil, fmt.Errorf("agentrt/temporal: state of ended workflow %q: %w", id, err)
+		return nil, nil, fmt.Errorf("agentrt/temporal: state of ended workflow %q: %w", id, err)
 	}
 	var st State
 	if err := v.Get(&st); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return st.Messages, nil
+	return st.Messages, st.Rules, nil
 }
 
 // Approve sends an approval to the open run of a session (workflow id
-// opts.WorkflowID(sessionID)). The same can be done from a shell:
+// opts.WorkflowID(sessionID)) as the update [UpdateApprove], and returns
+// once the workflow has taken it. An approval of a call that is unknown
+// or already decided is refused with an error wrapping
+// [agentrt.ErrNotPending]. The same can be sent from a shell, as the
+// signal (which reports no error):
 //
 //	temporal workflow signal --workflow-id SESSION --name agentrt.approve \
 //	    --input '{"tool_use_id":"call_3","allow":true}'
 func Approve(ctx context.Context, c client.Client, workflowID string, a Approval) error {
-	if err := c.SignalWorkflow(ctx, workflowID, "", SignalApprove, a); err != nil {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   workflowID,
+		UpdateName:   UpdateApprove,
+		Args:         []any{a},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == ErrorTypeNotPending {
+			return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w: %s", a.ToolUseID, workflowID, agentrt.ErrNotPending, ae.Message())
+		}
 		return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w", a.ToolUseID, workflowID, err)
 	}
 	return nil
