@@ -83,6 +83,7 @@ func (a *Agent) Resume(ctx context.Context, sessionID string, approvals ...Appro
 // approvalState is the deferred-approval state of one run.
 type approvalState struct {
 	resume    bool   // a Resume: the session must have pending calls
+	ask       bool   // a Durable step whose runtime asks the person itself
 	deferring bool   // a call of this turn waits for a person
 	dirty     bool   // the pending record must be written again at the stop
 	resumed   []call // the open calls of a pending session, to run first
@@ -226,15 +227,22 @@ func (r *run) remember(c *call, d Decision) {
 // input is in. It reports whether the call runs now: only in a durable
 // step, where the runtime asks the person itself.
 func (r *run) deferCall(c *call, d Decision, in any) bool {
-	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
-	if r.p.store == nil { // a Durable step: the workflow waits for the person
+	if r.p.store == nil { // a Durable step: its runtime asks the person
+		if !r.appr.ask {
+			c.decide(fmt.Sprintf("permission denied: tool %q needs a person's decision, and this runtime cannot ask one", c.use.Name), nil)
+			return false
+		}
+		r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 		c.input = in
 		return true
 	}
 	if !r.canDefer() {
-		c.decide(fmt.Sprintf("permission denied: tool %q needs a person's decision, and this session's store cannot keep a pending call", c.use.Name), nil)
+		d = Decision{Reason: fmt.Sprintf("permission denied: tool %q needs a person's decision, and this session's store cannot keep a pending call", c.use.Name), Source: "policy"}
+		r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+		c.decide(d.Reason, nil)
 		return false
 	}
+	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	c.pending, c.input = true, in
 	r.appr.deferring, r.appr.dirty = true, true
 	return false

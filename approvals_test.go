@@ -428,3 +428,26 @@ func TestAskLaterInParallelGroup(t *testing.T) {
 	msgs := checkOpen(t, store, "s")
 	assert.Equal(t, "private", msgs[3].Content)
 }
+
+// TestDurableDecidePending: a durable runtime sees a deferred call as a
+// Pending decision event; one that cannot see events gets a denial.
+func TestDurableDecidePending(t *testing.T) {
+	t.Parallel()
+	var n notes
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: agenttest.Script(), Permission: askLater}
+	d, err := agentrt.NewDurable(ag, "s", nil)
+	require.NoError(t, err)
+	use := agentrt.ToolUseBlock("call_1", "write_note", json.RawMessage(`{"path":"a"}`))
+	var evs []agentrt.Event
+	input, denied := d.Decide(context.Background(), 1, use, func(ev agentrt.Event) { evs = append(evs, ev) })
+	assert.Nil(t, denied)
+	assert.JSONEq(t, `{"path":"a"}`, string(input))
+	require.Len(t, evs, 1)
+	assert.True(t, evs[0].(agentrt.PermissionDecision).Decision.Pending)
+
+	_, denied = d.Decide(context.Background(), 1, use, nil)
+	require.NotNil(t, denied)
+	assert.True(t, denied.IsError)
+	assert.Contains(t, denied.Content, "cannot ask")
+	assert.Empty(t, n.paths())
+}

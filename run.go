@@ -156,6 +156,7 @@ func (r *run) load(input string) (repairs []Message, user Message, hasUser bool,
 	// Room for this run's first turns without regrowing.
 	if len(hist) == 0 {
 		hist = r.histBuf[:0]
+		r.appr.loaded = true // a new session remembers nothing
 	} else {
 		hist = slices.Grow(hist, 4)
 	}
