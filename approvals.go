@@ -87,7 +87,6 @@ type approvalState struct {
 	deferring bool   // a call of this turn waits for a person
 	dirty     bool   // the pending record must be written again at the stop
 	resumed   []call // the open calls of a pending session, to run first
-	last      Message
 	rules     []rule
 	loaded    bool // rules hold the session's rules
 	pending   []*PermissionRequest
@@ -95,14 +94,13 @@ type approvalState struct {
 
 // rule is a remembered decision.
 type rule struct {
-	tool    string // "" with AnyTool
-	re      *regexp.Regexp
-	d       Decision
-	pattern string
+	tool string // "" with AnyTool
+	re   *regexp.Regexp
+	d    Decision
 }
 
 func newRule(tool string, d Decision) (rule, bool) {
-	ru := rule{d: d, pattern: d.Pattern}
+	ru := rule{d: d}
 	if !d.AnyTool {
 		ru.tool = tool
 	}
@@ -496,7 +494,6 @@ func (r *run) loadPending(repairs []Message, input string, approvals []Approval)
 		}
 		st.resumed = append(st.resumed, c)
 	}
-	st.last = last
 	if input != "" {
 		// The person moved on: the waiting calls are denied, in order.
 		for _, c := range st.resumed {
@@ -553,7 +550,14 @@ func (r *run) resumeTurn() bool {
 	if r.ctx.Err() != nil {
 		return r.stopCancelled()
 	}
-	o := r.l.next(r.appr.last)
+	var last Message
+	for i := len(r.l.history) - 1; i >= 0; i-- {
+		if r.l.history[i].Role == RoleAssistant {
+			last = r.l.history[i]
+			break
+		}
+	}
+	o := r.l.next(last)
 	switch {
 	case o.stop:
 		return r.stopWith(o)
