@@ -80,17 +80,34 @@ func (a *Agent) Resume(ctx context.Context, sessionID string, approvals ...Appro
 	return a.run(ctx, sessionID, "", runOptions{approvals: approvals, resume: true})
 }
 
-// approvalState is the deferred-approval state of one run.
+// approvalState is the deferred-approval state of one run. What most
+// runs never need is allocated on first use, to keep the run small.
 type approvalState struct {
-	resume    bool   // a Resume: the session must have pending calls
-	ask       bool   // a Durable step whose runtime asks the person itself
-	deferring bool   // a call of this turn waits for a person
-	dirty     bool   // the pending record must be written again at the stop
-	resumed   []call // the open calls of a pending session, to run first
-	rules     []rule
-	loaded    bool // rules hold the session's rules
-	pending   []*PermissionRequest
+	resume    bool // a Resume: the session must have pending calls
+	ask       bool // a Durable step whose runtime asks the person itself
+	deferring bool // a call of this turn waits for a person
+	dirty     bool // the pending record must be written again at the stop
+	loaded    bool // x.rules hold the session's rules
+	x         *approvalData
 }
+
+type approvalData struct {
+	approvals []Approval // Resume's
+	resumed   []call     // the open calls of a pending session, to run first
+	rules     []rule
+	pending   []*PermissionRequest // Done.Pending
+}
+
+func (st *approvalState) data() *approvalData {
+	if st.x == nil {
+		st.x = new(approvalData)
+	}
+	return st.x
+}
+
+// resuming reports whether the run starts with the open calls of a
+// pending session.
+func (st *approvalState) resuming() bool { return st.x != nil && st.x.resumed != nil }
 
 // rule is a remembered decision.
 type rule struct {
@@ -187,8 +204,11 @@ func (r *run) remembered(c *call) *Decision {
 			}
 		}
 	}
-	for i := len(st.rules) - 1; i >= 0; i-- {
-		if ru := &st.rules[i]; ru.matches(c.use.Name, c.use.Input) {
+	if st.x == nil {
+		return nil
+	}
+	for i := len(st.x.rules) - 1; i >= 0; i-- {
+		if ru := &st.x.rules[i]; ru.matches(c.use.Name, c.use.Input) {
 			d := ru.d
 			return &d
 		}
@@ -206,7 +226,8 @@ func (r *run) collectRules(recs []Record) {
 			continue
 		}
 		if ru, ok := newRule(p.Tool, Decision{Allow: p.Allow, Reason: p.Reason, AnyTool: p.AnyTool, Pattern: p.Pattern}); ok {
-			r.appr.rules = append(r.appr.rules, ru)
+			x := r.appr.data()
+			x.rules = append(x.rules, ru)
 		}
 	}
 }
@@ -217,7 +238,8 @@ func (r *run) remember(c *call, d Decision) {
 		return
 	}
 	if ru, ok := newRule(c.use.Name, d); ok {
-		r.appr.rules = append(r.appr.rules, ru)
+		x := r.appr.data()
+		x.rules = append(x.rules, ru)
 	}
 }
 
@@ -362,7 +384,8 @@ func (r *run) holdCheck(c *call) {
 // stopPending records the open calls and stops the run with StopPending.
 func (r *run) stopPending(open []call) bool {
 	rec := pendingRecord{Turn: r.l.turn}
-	r.appr.pending = r.appr.pending[:0]
+	x := r.appr.data()
+	x.pending = x.pending[:0]
 	for k := range open {
 		c := &open[k]
 		pc := pendingCall{ToolUseID: c.use.ID, Tool: c.use.Name, Pending: c.pending && c.held == nil}
@@ -374,7 +397,7 @@ func (r *run) stopPending(open []call) bool {
 			if c.entry != nil {
 				req.Tool = c.entry.spec
 			}
-			r.appr.pending = append(r.appr.pending, req)
+			x.pending = append(x.pending, req)
 		} else {
 			d := c.held
 			pc.Decision = &permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source,
@@ -387,7 +410,7 @@ func (r *run) stopPending(open []call) bool {
 			return r.stop(StopError, LayerStore, "", err)
 		}
 	}
-	n := len(r.appr.pending)
+	n := len(x.pending)
 	return r.stop(StopPending, LayerPermission, "", nil,
 		fmt.Sprintf("The run is waiting for a person's decision on %d tool call(s); resume it with Agent.Resume.", n))
 }
@@ -395,12 +418,13 @@ func (r *run) stopPending(open []call) bool {
 // loadPending reads the open tool_uses of a resumed session (repairs are
 // the "interrupted" results Run would give them) against its records, and
 // returns the repairs to append now. The calls that wait, for a decision
-// or for those before them, go to r.appr.resumed.
-func (r *run) loadPending(repairs []Message, input string, approvals []Approval) ([]Message, error) {
+// or for those before them, go to r.appr.x.resumed.
+func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 	notPending := func(id string, why string) error {
 		return fmt.Errorf("%w: %q in session %q: %s", ErrNotPending, id, r.sessionID, why)
 	}
-	st := &r.appr
+	st := r.appr.data()
+	approvals := st.approvals
 	var P *pendingRecord
 	after := map[string]*permissionRecord{}
 	if len(repairs) > 0 && r.canDefer() {
@@ -408,7 +432,7 @@ func (r *run) loadPending(repairs []Message, input string, approvals []Approval)
 		if err != nil {
 			return nil, fmt.Errorf("agentrt: load records of session %q: %w", r.sessionID, err)
 		}
-		st.loaded = true
+		r.appr.loaded = true
 		r.collectRules(recs)
 		for i := len(recs) - 1; i >= 0 && P == nil; i-- {
 			switch recs[i].Kind {
@@ -501,7 +525,7 @@ func (r *run) loadPending(repairs []Message, input string, approvals []Approval)
 		}
 		st.resumed = nil
 	}
-	if st.resume && st.resumed == nil {
+	if r.appr.resume && st.resumed == nil {
 		return nil, fmt.Errorf("%w: session %q has no call waiting for a decision", ErrNotPending, r.sessionID)
 	}
 	seen := map[string]bool{}
@@ -528,7 +552,7 @@ func (r *run) loadPending(repairs []Message, input string, approvals []Approval)
 		seen[a.ToolUseID] = true
 		d := a.decision(c.use.Name)
 		c.held = &d
-		st.dirty = true
+		r.appr.dirty = true
 	}
 	return keep, nil
 }
@@ -542,8 +566,8 @@ func (r *run) resumeTurn() bool {
 		r.turnCtx = r.turnStartHooks()
 		r.turnOpen = true
 	}
-	r.l.calls = r.appr.resumed
-	r.appr.resumed = nil
+	r.l.calls = r.appr.x.resumed
+	r.appr.x.resumed = nil
 	if !r.runTools() {
 		return false
 	}

@@ -42,7 +42,10 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		r.ctx, r.turnCtx = &r.rctx, &r.rctx
 		r.l = &r.loop
 		r.l.init(p, sessionID, opts.output)
-		r.approvals, r.appr.resume = opts.approvals, opts.resume
+		if opts.resume {
+			r.appr.resume = true
+			r.appr.data().approvals = opts.approvals
+		}
 		if opts.permission != nil {
 			r.permission = opts.permission
 		}
@@ -89,7 +92,6 @@ type run struct {
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
 	appr      approvalState
-	approvals []Approval
 }
 
 // main runs the loop. Every stop after the session is loaded goes through
@@ -139,7 +141,7 @@ func (r *run) main(input string) {
 		r.runStartHooks()
 	}
 	r.l.turn = 1
-	if r.appr.resumed != nil && !r.resumeTurn() {
+	if r.appr.resuming() && !r.resumeTurn() {
 		return
 	}
 	for r.turn() {
@@ -165,7 +167,7 @@ func (r *run) load(input string) (repairs []Message, user Message, hasUser bool,
 		return nil, Message{}, false, err
 	}
 	if repairs != nil || r.appr.resume {
-		if repairs, err = r.loadPending(repairs, input, r.approvals); err != nil {
+		if repairs, err = r.loadPending(repairs, input); err != nil {
 			return nil, Message{}, false, err
 		}
 	}
@@ -293,7 +295,7 @@ func (r *run) stopWith(o outcome) bool {
 	}
 	done := r.l.done(o)
 	if o.reason == StopPending {
-		done.Pending = r.appr.pending
+		done.Pending = r.appr.data().pending
 	}
 	r.endTurn()
 	if r.started {
