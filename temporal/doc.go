@@ -94,6 +94,11 @@
 // [UpdateApprove], which refuses an approval of an unknown or
 // already-decided call with an error wrapping agentrt.ErrNotPending.
 //
+// A server that must not hold a request open while a person decides sets
+// [Runtime.Detach]: Run then ends with agentrt.StopPending and the pending
+// calls in Done.Pending, as an in-process run does, and [Runtime.Resume]
+// answers them later, from any process, like agentrt.Agent.Resume.
+//
 // # Sub-agents
 //
 // An [agentrt.AgentTool] runs its child agent inside the tool activity,
