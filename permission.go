@@ -49,11 +49,14 @@ type Decision struct {
 	// person decides later. The run stops with StopPending; see
 	// [Agent.Resume]. Allow, Reason and Input are then ignored.
 	Pending bool
-	// Always remembers a person's decision for the rest of the session:
-	// later calls of the same tool (of every tool with AnyTool) whose
-	// input matches Pattern get it without asking, with Source
-	// "remembered". The rule is recorded in the session's permission
-	// record, so it holds on every later run of the session.
+	// Always remembers a person's decision for the rest of the session,
+	// for later calls of the same tool (of every tool with AnyTool) whose
+	// input matches Pattern: the runtime applies it, with Source
+	// "remembered", to such a call the checker defers ([AskLater]), and
+	// passes it to the checker as PermissionRequest.Remembered
+	// ([AskOnWrite] answers with it instead of asking). The rule is
+	// recorded in the session's permission record, so it holds on every
+	// later run of the session, in any process.
 	Always bool
 	// AnyTool widens an Always rule to every tool.
 	AnyTool bool
