@@ -149,12 +149,15 @@ func (s *server) show(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"id": id, "messages": msgs, "pending": pending, "busy": busy})
 }
 
+// maxBody bounds a request's JSON body.
+const maxBody = 1 << 20
+
 // run sends the person's message and streams the run.
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Input string `json:"input"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || strings.TrimSpace(body.Input) == "" {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&body); err != nil || strings.TrimSpace(body.Input) == "" {
 		http.Error(w, "want {\"input\": \"...\"}", http.StatusBadRequest)
 		return
 	}
@@ -167,7 +170,7 @@ func (s *server) approve(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Approvals []agentrt.Approval `json:"approvals"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Approvals) == 0 {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&body); err != nil || len(body.Approvals) == 0 {
 		http.Error(w, "want {\"approvals\": [...]}", http.StatusBadRequest)
 		return
 	}
