@@ -1,34 +1,38 @@
 #!/usr/bin/env bash
-# test.sh: go test in every module of the repository but the three that
-# need a service and have their own ci.sh (temporal/, pgstore/ with memory/,
-# examples/memory and examples/sessions-postgres).
+# test.sh: go test in every module of the repository but those that need a
+# service and have their own ci.sh (temporal/; pgstore/, memory/,
+# examples/memory and examples/sessions-postgres in pgstore/ci.sh).
 #
-# The repository is a Go workspace (go.work): the root module holds agentrt,
+# The repository is a Go workspace (go.work). The root module holds agentrt,
 # agenttest and nothing that pulls a vendor SDK; provider/openai,
 # provider/anthropic, provider/gemini, mcptool and agentotel are modules of
-# their own, and so are examples/ and internal/readmetest. `go test ./...`
-# at the root tests the root module only (in workspace mode ./... stops at a
-# nested module), hence this loop. Arguments go to go test:
+# their own, and so are examples/ and internal/readmetest. In workspace mode
+# `go test ./...` at the root stops at a nested module, so this script names
+# one ./DIR/... pattern per module, all in one go command (one build list,
+# test binaries run in parallel). Arguments go to go test:
 #
 #   bash scripts/test.sh
 #   bash scripts/test.sh -race -count=1
+#   bash scripts/test.sh --modules    # the module directories, one a line
+#   bash scripts/test.sh --patterns   # the package patterns (for go vet, staticcheck)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The modules this script and .ci/run cover, in the order they are tested.
 modules=(. agentotel mcptool provider/openai provider/anthropic provider/gemini examples internal/readmetest)
+patterns=()
+for m in "${modules[@]}"; do
+	patterns+=("./${m#./}/...")
+done
+patterns[0]=./...
 
-if [ "${1:-}" = "--list" ]; then
+case "${1:-}" in
+--modules)
 	printf '%s\n' "${modules[@]}"
 	exit 0
-fi
-
-failed=()
-for m in "${modules[@]}"; do
-	echo "-- $m"
-	(cd "$m" && go test "$@" ./...) || failed+=("$m")
-done
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "test.sh: tests failed in: ${failed[*]}"
-	exit 1
-fi
+	;;
+--patterns)
+	echo "${patterns[@]}"
+	exit 0
+	;;
+esac
+exec go test "$@" "${patterns[@]}"
