@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -204,7 +205,7 @@ func mcpServer(ctx context.Context, add, writeFile agentrt.Tool) error {
 func callMyServer(context.Context, string, []agentrt.Message) (string, error) { return "", nil }
 
 func providers(ag *agentrt.Agent) error {
-	gpt := openai.New(oai.NewClient(), "gpt-4.1-mini", nil) // reads OPENAI_API_KEY
+	gpt := openai.New(oai.NewClient(option.WithMaxRetries(0)), "gpt-4.1-mini", nil) // reads OPENAI_API_KEY; the Agent retries
 	claude := anthropic.NewFromAPIKey(os.Getenv("ANTHROPIC_API_KEY"), "claude-sonnet-4-5", nil)
 	gem, err := gemini.NewFromAPIKey(os.Getenv("GEMINI_API_KEY"), "gemini-2.5-flash", nil)
 	if err != nil {
