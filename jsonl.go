@@ -159,7 +159,7 @@ var _ interface {
 } = (*JSONLStore)(nil)
 
 // errLockHeld is returned by lockFile when another holder has the lock.
-var errLockHeld = errors.New("locked by another process or another store on the same directory")
+var errLockHeld = errors.New("locked by another process or another JSONLStore on the same directory")
 
 // errClosed is returned after Close.
 var errClosed = fmt.Errorf("agentrt: JSONL store is closed: %w", os.ErrClosed)
@@ -172,11 +172,11 @@ func NewJSONLStore(dir string, opts *JSONLOptions) (*JSONLStore, error) {
 		return nil, errors.New("agentrt: NewJSONLStore: empty directory name")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("agentrt: NewJSONLStore: %w", err)
+		return nil, wrapf(err, "NewJSONLStore")
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("agentrt: NewJSONLStore: %w", err)
+		return nil, wrapf(err, "NewJSONLStore")
 	}
 	s := &JSONLStore{dir: dir, root: root, sessions: map[string]*jsonlSession{}}
 	if opts != nil {
@@ -282,7 +282,7 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	}
 	body, err := encodeMessage(msg)
 	if err != nil {
-		return fmt.Errorf("agentrt: JSONLStore.Append: %w", err)
+		return wrapf(err, "JSONLStore.Append")
 	}
 	return s.appendLine(ctx, sessionID, JSONLKindMessage, body)
 }
@@ -302,7 +302,7 @@ func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Rec
 	if len(rec.Data) > 0 {
 		var err error
 		if body, err = appendCompact(nil, rec.Data); err != nil {
-			return fmt.Errorf("agentrt: JSONLStore.AppendRecord: %s data: %w", rec.Kind, err)
+			return wrapf(err, "JSONLStore.AppendRecord: %s data", rec.Kind)
 		}
 	}
 	return s.appendLine(ctx, sessionID, rec.Kind, body)
@@ -342,13 +342,13 @@ func (s *JSONLStore) appendLine(ctx context.Context, id, kind string, body []byt
 			e.f.Close()
 			e.f = nil
 		}
-		return fmt.Errorf("agentrt: appending to %s: %w", s.path(id), err)
+		return wrapf(err, "appending to %s", s.path(id))
 	}
 	e.nextSeq++
 	switch s.opts.Durability {
 	case SyncEveryAppend:
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("agentrt: syncing %s: %w", s.path(id), err)
+			return wrapf(err, "syncing %s", s.path(id))
 		}
 	case SyncEveryTurn:
 		e.dirty = true
@@ -391,12 +391,12 @@ func (s *JSONLStore) flushLocked(e *jsonlSession) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("agentrt: syncing %s: %w", s.path(e.id), err)
+			return wrapf(err, "syncing %s", s.path(e.id))
 		}
 		defer f.Close()
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("agentrt: syncing %s: %w", s.path(e.id), err)
+		return wrapf(err, "syncing %s", s.path(e.id))
 	}
 	e.dirty = false
 	return nil
@@ -409,7 +409,7 @@ func (s *JSONLStore) openAppend(id string) (*os.File, int64, error) {
 	name := fileName(id)
 	f, err := s.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, 0, fmt.Errorf("agentrt: opening %s: %w", s.path(id), err)
+		return nil, 0, wrapf(err, "opening %s", s.path(id))
 	}
 	next, err := s.prepareAppend(f, id)
 	if err != nil {
@@ -441,7 +441,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 		tail := &TruncatedTailError{File: s.path(id), Line: line + 1, Offset: cut, Repaired: true}
 		tail.Err = s.tailCause(f, cut, size)
 		if err := f.Truncate(cut); err != nil {
-			return 0, fmt.Errorf("agentrt: removing the damaged tail of %s: %w", s.path(id), err)
+			return 0, wrapf(err, "removing the damaged tail of %s", s.path(id))
 		}
 		s.warn(tail)
 		size = cut
@@ -454,7 +454,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 		return 0, err
 	}
 	if _, err := f.Write(hdr); err != nil {
-		return 0, fmt.Errorf("agentrt: writing the header of %s: %w", s.path(id), err)
+		return 0, wrapf(err, "writing the header of %s", s.path(id))
 	}
 	if s.opts.Durability != SyncNever {
 		// Make the new file itself durable: its data and its directory entry.
@@ -585,7 +585,7 @@ func (s *JSONLStore) syncDir() error {
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("agentrt: syncing %s: %w", s.dir, err)
+		return wrapf(err, "syncing %s", s.dir)
 	}
 	return nil
 }
@@ -625,7 +625,7 @@ func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off i
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("agentrt: reading session %q: %w", id, err)
+		return nil, wrapf(err, "reading session %q", id)
 	}
 	defer f.Close()
 	return scanLines(ctx, io.NewSectionReader(f, 0, size), s.path(id), s.opts.MaxLineSize, fn)
@@ -752,9 +752,9 @@ func (s *JSONLStore) Lock(ctx context.Context, sessionID string) (unlock func(),
 		e.mu.Unlock()
 		s.release(e)
 		if err == errLockHeld {
-			return nil, fmt.Errorf("%w: %q is locked by another process or another store on the same directory (%s)", ErrSessionBusy, sessionID, filepath.Join(s.dir, sessionID+".lock"))
+			return nil, fmt.Errorf("%w: %q is locked by %s (%s)", ErrSessionBusy, sessionID, s.lockHolder(sessionID), filepath.Join(s.dir, sessionID+".lock"))
 		}
-		return nil, fmt.Errorf("agentrt: locking session %q: %w", sessionID, err)
+		return nil, wrapf(err, "locking session %q", sessionID)
 	}
 	h := new(struct{})
 	e.holder, e.lock = h, lf
@@ -795,7 +795,7 @@ func (s *JSONLStore) Delete(ctx context.Context, sessionID string) error {
 	}
 	return s.withExclusive(sessionID, func(e *jsonlSession) error {
 		if err := s.root.Remove(fileName(sessionID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("agentrt: deleting session %q: %w", sessionID, err)
+			return wrapf(err, "deleting session %q", sessionID)
 		}
 		e.dirty = false
 		s.list.forget(sessionID)
@@ -818,10 +818,10 @@ func (s *JSONLStore) withExclusive(id string, fn func(e *jsonlSession) error) er
 	}
 	lf, err := lockFile(s.root, id+".lock")
 	if err == errLockHeld {
-		return fmt.Errorf("%w: %q is locked by another process or another store on the same directory", ErrSessionBusy, id)
+		return fmt.Errorf("%w: %q is locked by %s (%s)", ErrSessionBusy, id, s.lockHolder(id), filepath.Join(s.dir, id+".lock"))
 	}
 	if err != nil {
-		return fmt.Errorf("agentrt: locking session %q: %w", id, err)
+		return wrapf(err, "locking session %q", id)
 	}
 	if lf != nil {
 		defer unlockFile(s.root, id+".lock", lf)
@@ -848,7 +848,7 @@ func (s *JSONLStore) Create(ctx context.Context, sessionID string, metadata json
 	}
 	hdr, err := appendHeaderLine(nil, &JSONLHeader{Version: JSONLVersion, SessionID: sessionID, Created: s.opts.Now(), Metadata: metadata})
 	if err != nil {
-		return fmt.Errorf("agentrt: JSONLStore.Create: %w", err)
+		return wrapf(err, "JSONLStore.Create")
 	}
 	return s.withExclusive(sessionID, func(*jsonlSession) error {
 		return s.createFile(sessionID, func(w io.Writer) error {
@@ -869,7 +869,7 @@ func (s *JSONLStore) createFile(id string, write func(io.Writer) error) error {
 	}
 	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("agentrt: creating session %q: %w", id, err)
+		return wrapf(err, "creating session %q", id)
 	}
 	defer s.root.Remove(tmp)
 	err = write(f)
@@ -880,7 +880,7 @@ func (s *JSONLStore) createFile(id string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("agentrt: creating session %q: %w", id, err)
+		return wrapf(err, "creating session %q", id)
 	}
 	if err := s.root.Link(tmp, name); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -889,7 +889,7 @@ func (s *JSONLStore) createFile(id string, write func(io.Writer) error) error {
 		// No hard links here (some file systems): rename, which we may
 		// do as we hold the session's lock and it did not exist.
 		if err := s.root.Rename(tmp, name); err != nil {
-			return fmt.Errorf("agentrt: creating session %q: %w", id, err)
+			return wrapf(err, "creating session %q", id)
 		}
 	}
 	if s.opts.Durability != SyncNever {
