@@ -277,7 +277,7 @@ func (s *Summarizer) summarize(ctx context.Context, msgs []Message, prev *Compac
 		Messages: []Message{NewUserMessage(sb.String())},
 	})
 	if err != nil {
-		return "", fmt.Errorf("agentrt: summarize: %w", err)
+		return "", wrapf(err, "summarize")
 	}
 	text := strings.TrimSpace(resp.Message.Text())
 	if text == "" {

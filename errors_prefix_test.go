@@ -77,6 +77,33 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 	t.Run("fork of a missing session", func(t *testing.T) {
 		assertOnePrefix(t, store.Fork(ctx, "missing", "copy", 0))
 	})
+	t.Run("planner errors", func(t *testing.T) {
+		prose := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("no JSON here"))}, nil
+		})
+		ag := &agentrt.Agent{Planner: agentrt.JSONPlanner(prose, nil)}
+		_, err := agenttest.Collect(ag.Run(ctx, "json", "hi"))
+		require.ErrorIs(t, err, agentrt.ErrUnparsableDecision)
+		assertOnePrefix(t, err)
+
+		failing := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			return nil, errors.New("agentrt: no summaries today")
+		})
+		mem := agentrt.NewMemoryStore()
+		for range 3 { // a history to summarize
+			ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply(strings.Repeat("answer ", 40))), Store: mem}
+			_, err := agenttest.Collect(ag.Run(ctx, "summary", strings.Repeat("question ", 40)))
+			require.NoError(t, err)
+		}
+		ag = &agentrt.Agent{
+			Planner:    agenttest.Script(agenttest.Reply("hi")),
+			Store:      mem,
+			Compressor: &agentrt.Summarizer{Provider: failing, Threshold: 50, Keep: 20},
+		}
+		_, err = agenttest.Collect(ag.Run(ctx, "summary", "and now?"))
+		assertOnePrefix(t, err)
+		assert.Contains(t, err.Error(), "summarize: no summaries today")
+	})
 	t.Run("closed store", func(t *testing.T) {
 		closed, err := agentrt.NewJSONLStore(t.TempDir(), nil)
 		require.NoError(t, err)
