@@ -1,8 +1,10 @@
 package readmetest
 
-// Each function below holds one ```go block of README.md verbatim (modulo
-// whitespace), so that the README's code is compiled and vetted with the
-// tests. TestREADMEBlocksCompile checks that every block is here.
+// Each function below holds one or more ```go blocks of README.md verbatim
+// (modulo whitespace), so that the README's code is compiled and vetted
+// with the tests, and run: readmeRuns (run_test.go) calls each function
+// offline. TestREADMEBlocksCompile checks that every block is in a function
+// that readmeRuns runs.
 
 import (
 	"context"
@@ -142,8 +144,8 @@ func subAgents(coordinator *agentrt.Agent, unitTools []agentrt.Tool, planner age
 	// its events arrive as agentrt.SubAgentEvent; the parent's permission checker decides its calls
 }
 
-// testing runs for real: it is the README's test example.
-func TestTestingExample(t *testing.T) {
+// testingExample is the README's test example; readmeRuns runs it as a test.
+func testingExample(t *testing.T) {
 	type AddIn struct {
 		A int `json:"a"`
 		B int `json:"b"`
