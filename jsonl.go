@@ -85,44 +85,22 @@ type JSONLOptions struct {
 
 // JSONLStore is a [SessionStore] that keeps each session in one
 // append-only file of JSON lines, <dir>/<session-id>.jsonl, in the public
-// format described in docs/jsonl-format.md: a header line, then one line
-// per message or other record. Appending a message writes one line with a
-// single write to a file opened for appending, whatever the session's
-// length; earlier lines are never rewritten.
+// format of docs/jsonl-format.md: a header, then one line per message or
+// record, each written with one write; earlier lines are never rewritten.
+// It also implements [Locker], [RecordAppender] and [Syncer] (see
+// [Durability]).
 //
-// After a crash, a session file may end with a partial or unparsable last
-// line. Reading skips that line and reports it to
-// [JSONLOptions.OnWarning] as a [*TruncatedTailError]; the next append
-// removes it first, so that a new line never follows garbage. That is the
-// only case in which the store shortens a file. Damage anywhere else fails
-// Load with a [*CorruptLineError] naming the file and line: the store never
-// skips a line in the middle of a session.
+// A crash-truncated last line is skipped, reported to
+// [JSONLOptions.OnWarning] as a [*TruncatedTailError] and removed by the
+// next append; damage anywhere else fails Load with a [*CorruptLineError]
+// ("Reading, and what a crash leaves" in the format document). Lock keeps a
+// session to one run, in this process and across processes ("Locking");
+// Append does not take it. All file access goes through an [os.Root] on dir,
+// so no session id, link or ".." reaches a file outside it.
 //
-// JSONLStore implements [Locker]: a second Lock on a session held in this
-// process returns [ErrSessionBusy] at once, and so does a Lock on a session
-// held by another process (or another JSONLStore on the same directory),
-// through an advisory lock, flock(2) on "<dir>/<session-id>.lock" on Linux,
-// macOS and the BSDs, LockFileEx on Windows; on other platforms only runs in
-// one process are kept apart. Append does not take the lock: the runtime
-// holds it for the whole run, and a program that appends to a session that
-// another process may be running must hold it too. While a session is
-// locked, the store keeps its file open; otherwise each write opens and
-// closes it. Opening a session file for appending reads its last line (to
-// check it and find the next seq), which costs the length of that line, not
-// of the session.
-//
-// It also implements [RecordAppender] (permission, usage and other records
-// are lines of their own kinds) and [Syncer] (see [Durability]).
-//
-// All file access goes through an [os.Root] on dir: session ids are checked
-// with [ValidateSessionID], and no name, symbolic link or ".." can reach a
-// file outside dir. Files are created with mode 0600, and dir, if missing,
-// with 0700. On a case-insensitive file system (the default on macOS and
-// Windows) session ids that differ only in case name the same file.
-//
-// A JSONLStore is safe for concurrent use. Different sessions are written
-// fully in parallel; writes to one session are serialized. Close releases
-// its open files and locks.
+// A JSONLStore is safe for concurrent use: sessions are written in
+// parallel, writes to one session are serialized. Close releases its files
+// and locks; later calls return an error.
 type JSONLStore struct {
 	dir  string
 	root *os.Root
