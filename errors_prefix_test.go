@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonplanner"
 )
 
 // assertOnePrefix checks that err's text starts with "agentrt: " and says it
@@ -81,9 +82,9 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		prose := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("no JSON here"))}, nil
 		})
-		ag := &agentrt.Agent{Planner: agentrt.JSONPlanner(prose, nil)}
+		ag := &agentrt.Agent{Planner: jsonplanner.New(prose, nil)}
 		_, err := agenttest.Collect(ag.Run(ctx, "json", "hi"))
-		require.ErrorIs(t, err, agentrt.ErrUnparsableDecision)
+		require.ErrorIs(t, err, jsonplanner.ErrUnparsableDecision)
 		assertOnePrefix(t, err)
 
 		failing := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
