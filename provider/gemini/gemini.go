@@ -16,7 +16,8 @@ import (
 
 // Retry defaults of [Options.MaxRetries].
 const (
-	// DefaultMaxRetries is the number of retries when Options.MaxRetries is 0.
+	// DefaultMaxRetries is the number of retries of a Provider made by New
+	// when Options.MaxRetries is 0 (one made by NewFromAPIKey does not retry).
 	DefaultMaxRetries = 2
 	// maxServerDelay is the longest wait asked by the server that Generate
 	// honours; a longer one is returned to the caller in the error's
