@@ -239,7 +239,7 @@ func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction,
 		if out.Retry {
 			out.Delay, _ = d.a.Retry.delay(attempt, planErr)
 		}
-		out.Err, out.Layer = fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, planErr), layerOf(planErr)
+		out.Err, out.Layer = wrapf(planErr, "planner (turn %d)", req.Turn), layerOf(planErr)
 	default:
 		out.Response = resp
 	}

@@ -164,3 +164,18 @@ type PanicError struct {
 }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// wrapf puts context in front of err as "agentrt: <context>: <err>", with
+// one "agentrt: " prefix however deep the chain: err's own prefix is left
+// out of the text (errors.Is and errors.As still see err).
+func wrapf(err error, format string, args ...any) error {
+	return &prefixedError{ctx: "agentrt: " + fmt.Sprintf(format, args...) + ": ", err: err}
+}
+
+type prefixedError struct {
+	ctx string
+	err error
+}
+
+func (e *prefixedError) Error() string { return e.ctx + strings.TrimPrefix(e.err.Error(), "agentrt: ") }
+func (e *prefixedError) Unwrap() error { return e.err }

@@ -31,7 +31,9 @@ type PermissionRequest struct {
 	Remembered *Decision
 }
 
-// Decision is a permission checker's answer.
+// Decision is a permission checker's answer, a plain value. The zero value
+// denies, with no reason. An Input it carries goes to the tool as it is: do
+// not modify it afterwards.
 type Decision struct {
 	// Allow lets the call run.
 	Allow bool

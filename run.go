@@ -101,7 +101,7 @@ func (r *run) main(input string) {
 	if l, ok := store.(Locker); ok {
 		unlock, err := l.Lock(r.ctx, r.sessionID)
 		if err != nil {
-			r.yield(nil, fmt.Errorf("agentrt: lock session %q: %w", r.sessionID, err))
+			r.yield(nil, wrapf(err, "lock session %q", r.sessionID))
 			return
 		}
 		defer unlock()
@@ -153,7 +153,7 @@ func (r *run) main(input string) {
 func (r *run) load(input string) (repairs []Message, user Message, hasUser bool, err error) {
 	hist, err := r.p.store.Load(r.ctx, r.sessionID)
 	if err != nil {
-		return nil, Message{}, false, fmt.Errorf("agentrt: load session %q: %w", r.sessionID, err)
+		return nil, Message{}, false, wrapf(err, "load session %q", r.sessionID)
 	}
 	// Room for this run's first turns without regrowing.
 	if len(hist) == 0 {
@@ -361,7 +361,7 @@ func storeContext(parent context.Context) context.Context {
 // append adds a message to the store and the history.
 func (r *run) append(m Message) error {
 	if err := r.p.store.Append(r.storeCtx(), r.sessionID, m); err != nil {
-		return fmt.Errorf("agentrt: append to session %q: %w", r.sessionID, err)
+		return wrapf(err, "append to session %q", r.sessionID)
 	}
 	r.l.add(m)
 	return nil
@@ -391,7 +391,7 @@ func (r *run) record(kind string, v any) error {
 		return err
 	}
 	if err := ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: data}); err != nil {
-		return fmt.Errorf("agentrt: append record to session %q: %w", r.sessionID, err)
+		return wrapf(err, "append record to session %q", r.sessionID)
 	}
 	return nil
 }
@@ -399,7 +399,7 @@ func (r *run) record(kind string, v any) error {
 func (r *run) sync() error {
 	if s, ok := r.p.store.(Syncer); ok {
 		if err := s.Sync(r.storeCtx(), r.sessionID); err != nil {
-			return fmt.Errorf("agentrt: sync session %q: %w", r.sessionID, err)
+			return wrapf(err, "sync session %q", r.sessionID)
 		}
 	}
 	return nil
@@ -416,7 +416,7 @@ func (r *run) loadCompaction() error {
 	}
 	recs, err := rl.LoadRecords(r.ctx, r.sessionID)
 	if err != nil {
-		return fmt.Errorf("agentrt: load records of session %q: %w", r.sessionID, err)
+		return wrapf(err, "load records of session %q", r.sessionID)
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].Kind == RecordCompaction {
