@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/agentrt/agentrt v0.0.0-00010101000000-000000000000
+	github.com/agentrt/agentrt/examples v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -12,6 +13,9 @@ require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
+	github.com/agentrt/agentrt/provider/anthropic v0.0.0-00010101000000-000000000000 // indirect
+	github.com/agentrt/agentrt/provider/gemini v0.0.0-00010101000000-000000000000 // indirect
+	github.com/agentrt/agentrt/provider/openai v0.0.0-00010101000000-000000000000 // indirect
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
@@ -59,4 +63,11 @@ require (
 	google.golang.org/protobuf v1.34.2 // indirect
 )
 
-replace github.com/agentrt/agentrt => ../..
+replace (
+	github.com/agentrt/agentrt => ../..
+	github.com/agentrt/agentrt/examples => ../
+	github.com/agentrt/agentrt/mcptool => ../../mcptool
+	github.com/agentrt/agentrt/provider/anthropic => ../../provider/anthropic
+	github.com/agentrt/agentrt/provider/gemini => ../../provider/gemini
+	github.com/agentrt/agentrt/provider/openai => ../../provider/openai
+)
