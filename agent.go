@@ -23,12 +23,12 @@ type Runtime interface {
 
 var _ Runtime = (*Agent)(nil)
 
-// DefaultMaxTurns is the turn limit of an Agent whose MaxTurns is 0.
-const DefaultMaxTurns = 20
+// defaultMaxTurns is the turn limit of an Agent whose MaxTurns is 0.
+const defaultMaxTurns = 20
 
-// DefaultMaxParallelTools bounds the read-only tools run at once when
+// defaultMaxParallelTools bounds the read-only tools run at once when
 // Agent.MaxParallelTools is 0.
-const DefaultMaxParallelTools = 4
+const defaultMaxParallelTools = 4
 
 // Agent is an agent definition: instructions, tools, the planner that picks
 // the next step, the permission checker that guards tool calls, the store
@@ -56,10 +56,10 @@ type Agent struct {
 	// Store keeps the sessions. Nil means an in-memory store owned by this
 	// Agent (sessions live as long as the Agent value).
 	Store SessionStore
-	// MaxTurns caps the planner calls of one Run; 0 means DefaultMaxTurns.
+	// MaxTurns caps the planner calls of one Run; 0 means 20.
 	MaxTurns int
 	// MaxParallelTools bounds how many read-only tools of one assistant
-	// message run at once; 0 means DefaultMaxParallelTools, 1 runs them one
+	// message run at once; 0 means 4, 1 runs them one
 	// at a time.
 	MaxParallelTools int
 	// ToolTimeout bounds each tool call whose tool has no timeout of its
@@ -68,7 +68,7 @@ type Agent struct {
 	// MaxToolOutput caps the size of a tool result the model sees, in
 	// bytes; a longer output is cut with a note saying how much was cut
 	// (the whole output stays in ToolResult.FullOutput). 0 means
-	// DefaultMaxToolOutput; negative means no cap.
+	// 64 KiB; negative means no cap.
 	MaxToolOutput int
 	// LoopGuard stops a model that repeats itself; on by default.
 	LoopGuard LoopGuard
@@ -192,48 +192,36 @@ func (a *Agent) prepareTools() *prepared {
 		p.permission = AllowReadOnly()
 	}
 	if p.maxTurns <= 0 {
-		p.maxTurns = DefaultMaxTurns
+		p.maxTurns = defaultMaxTurns
 	}
 	if p.maxPar <= 0 {
-		p.maxPar = DefaultMaxParallelTools
+		p.maxPar = defaultMaxParallelTools
 	}
 	if p.maxOutput == 0 {
-		p.maxOutput = DefaultMaxToolOutput
+		p.maxOutput = defaultMaxToolOutput
 	}
 	return p
 }
 
-// Run appends input as a user message to the session and runs the loop:
-// ask the planner for the next assistant message, run the tools it calls,
-// append their results, and again, until the model answers without calling
-// a tool. Each step is yielded as an [Event]. Nothing happens until the
-// iterator is ranged over; Run on an existing session continues it (an
-// empty input then adds no user message).
+// Run appends input as a user message to the session and runs the loop
+// (see the package documentation): planner, tools, results, again, until
+// the model answers without calling a tool. Each step is yielded as an
+// [Event]. Nothing happens until the iterator is ranged over; Run on an
+// existing session continues it (an empty input then adds no user message).
 //
-// How a run ends. Four early failures yield one error and nothing else,
-// with the session untouched: an invalid Agent ([ErrInvalidAgent]), a busy
-// session ([ErrSessionBusy]), a session that cannot be loaded, and an empty
-// input on an empty session ([ErrEmptyInput]). Every other run ends in one
-// place: each tool_use still open gets an is_error result, the session is
-// synced, and [Done] is yielded as the last event, saying why
-// (Done.Reason) and where (Done.Layer); for StopError and StopCancelled
-// the error follows Done, once, with a nil event, as the last value.
-// Reaching a limit is not an error: Done.Err() returns [ErrMaxTurns] and
-// the like.
+// Four early failures yield one error and nothing else, the session
+// untouched: [ErrInvalidAgent], [ErrSessionBusy], a session that cannot be
+// loaded, and [ErrEmptyInput]. Every other run ends in one place: each open
+// tool_use gets an is_error result, the session is synced, and [Done] is
+// the last event, saying why and in which [Layer]; for StopError and
+// StopCancelled the error follows, once, with a nil event. A limit is not
+// an error ([Done.Err]). Tool failures never end a run; a panic in the
+// planner ends it with an error wrapping [*PanicError], the session valid.
+// The invariants hold at every yield: see "Two invariants" in the package
+// documentation.
 //
-// Tool failures never end a run: an unknown tool, an invalid input, a
-// denial, a tool error, panic, runtime.Goexit, timeout or cancellation
-// each become the call's is_error result. A panic or Goexit in the planner
-// ends the run with an error wrapping [*PanicError], the session valid.
-//
-// The invariant. Each assistant message with tool_uses is stored (and
-// synced) before any of its tools runs, then its results, one per
-// tool_use, in order, before the next planner call. "At every yield" means:
-// when an event is yielded, every tool_use of an earlier turn has its
-// result in the store; those of the current turn get theirs before the
-// planner is called again, and before Done, whatever happens. Breaking out
-// of the range loop cancels the run: running tools see their context
-// cancelled and Run waits for them, so no goroutine outlives it.
+// Breaking out of the range loop cancels the run; Run waits for the tools
+// still running, so no goroutine outlives it.
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
 	return a.run(ctx, sessionID, input, runOptions{})
 }

@@ -61,7 +61,8 @@ type Locker interface {
 
 // Record is a session entry that is not a message: a permission decision,
 // usage, a compaction summary. Kind names it; Data is its JSON body.
-// A record whose Kind a reader does not know is kept and ignored.
+// A record whose Kind a reader does not know is kept and ignored. A store
+// may keep Data as given, so it must not be modified after AppendRecord.
 type Record struct {
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
@@ -75,6 +76,10 @@ const (
 	RecordPermission = "permission"
 	// RecordUsage is the usage of one planner call: {"turn", "usage"}.
 	RecordUsage = "usage"
+	// RecordPending lists the calls of a run that stopped with
+	// StopPending: {"turn", "calls": [{"tool_use_id", "tool", "input"
+	// (decoded), "pending" or "decision"}]}; see docs/jsonl-format.md.
+	RecordPending = "pending"
 )
 
 // RecordAppender is implemented by stores that keep records other than
@@ -97,8 +102,8 @@ type Syncer interface {
 	Sync(ctx context.Context, sessionID string) error
 }
 
-// MaxSessionIDLen is the longest session id accepted by [ValidateSessionID].
-const MaxSessionIDLen = 128
+// maxSessionIDLen is the longest session id accepted by [ValidateSessionID].
+const maxSessionIDLen = 128
 
 // ValidateSessionID reports whether id is safe as a session id, and in
 // particular as a file name: 1 to 128 bytes of valid UTF-8, no path
@@ -111,8 +116,8 @@ func ValidateSessionID(id string) error {
 	switch {
 	case id == "":
 		return bad("empty")
-	case len(id) > MaxSessionIDLen:
-		return bad(fmt.Sprintf("longer than %d bytes", MaxSessionIDLen))
+	case len(id) > maxSessionIDLen:
+		return bad(fmt.Sprintf("longer than %d bytes", maxSessionIDLen))
 	case !utf8.ValidString(id):
 		return bad("not valid UTF-8")
 	case strings.HasPrefix(id, "."):

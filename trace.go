@@ -238,8 +238,15 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 // traceToolCall adds a settled call to the turn's record.
 func (r *run) traceToolCall(c *call) {
 	t := &r.tr
-	if t.off || !t.pending {
+	if t.off {
 		return
+	}
+	if !t.pending {
+		// A call of a turn whose model call an earlier run made: the calls
+		// a person decided on (Agent.Resume).
+		b := append(t.buf[:0], `{"turn":`...)
+		t.buf = strconv.AppendInt(b, int64(r.l.turn), 10)
+		t.pending, t.calls, t.split = true, 0, true
 	}
 	b := t.buf
 	if t.calls == 0 {
@@ -372,7 +379,7 @@ func (r *run) outcomeOf(c *call) string {
 		cause = te.Err
 	}
 	_, panicked := cause.(*PanicError)
-	_, blocked := cause.(*BlockedError)
+	_, blocked := cause.(*blockedError)
 	switch {
 	case c.ran && panicked:
 		return outcomePanic

@@ -37,7 +37,7 @@ const (
 	LayerProvider     = "provider"     // the model API failed
 	LayerPlanner      = "planner"      // the planner or compressor failed, or bad output
 	LayerTool         = "tool"         // a tool failed, panicked, timed out or got invalid input
-	LayerPermission   = "permission"   // the permission checker denied a call
+	LayerPermission   = "permission"   // the permission checker denied a call, or left it to a person
 	LayerHook         = "hook"         // a hook blocked a call or refused the planner call
 	LayerStore        = "store"        // the session store failed
 	LayerLimit        = "limit"        // max turns, the loop guard or the budget

@@ -163,14 +163,14 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 				v.add(rec.Line, "record", "run record ends (%v) before it starts (%v)", r.End, r.Start)
 			}
 			switch r.Layer {
-			case LayerSuccess, LayerProvider, LayerPlanner, LayerHook, LayerStore, LayerLimit, LayerCancellation:
+			case LayerSuccess, LayerProvider, LayerPlanner, LayerHook, LayerStore, LayerLimit, LayerCancellation, LayerPermission:
 			default:
 				v.add(rec.Line, "record", "run record with unknown layer %q", r.Layer)
 			}
 			if (r.Layer == LayerSuccess) != (r.Reason == string(agentrt.StopComplete)) {
 				v.add(rec.Line, "record", "run record with reason %q at layer %q", r.Reason, r.Layer)
 			}
-			if len(v.open) > 0 {
+			if len(v.open) > 0 && r.Reason != string(agentrt.StopPending) {
 				v.add(rec.Line, "invariant", "the run ended with tool_use %q unanswered", v.open[0])
 			}
 			if r.LastTurn != nil {

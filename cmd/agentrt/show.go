@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/timeline"
 	"golang.org/x/term"
 )
@@ -293,6 +294,16 @@ func headline(s *timeline.Session) (style, text string) {
 		return sDim, "empty session"
 	case s.Running && !r.Ended:
 		return sCyan, "RUNNING: run " + strconv.Itoa(r.Index) + " is in progress"
+	case r.Reason == string(agentrt.StopPending):
+		n := 0
+		for _, t := range r.Turns {
+			for _, c := range t.Calls {
+				if c.Outcome == timeline.OutcomePending {
+					n++
+				}
+			}
+		}
+		return sYellow + sBold, fmt.Sprintf("WAITING at the permission layer: run %d left %s to a person (agentrt.Agent.Resume continues it)", r.Index, plural(n, "call"))
 	}
 	f := s.FailingRun()
 	prefix := ""
