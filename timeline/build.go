@@ -213,7 +213,11 @@ func (b *builder) message(rec agentrt.JSONLRecord) {
 		b.turn = nil
 	case agentrt.RoleAssistant:
 		run := b.currentRun(rec)
-		t := &Turn{N: len(run.Turns) + 1, Input: b.pending, Message: m, Line: rec.Line, Compaction: b.compact}
+		n := run.base + 1
+		if len(run.Turns) > 0 {
+			n = run.Turns[len(run.Turns)-1].N + 1
+		}
+		t := &Turn{N: n, Input: b.pending, Message: m, Line: rec.Line, Compaction: b.compact}
 		b.pending, b.compact = nil, nil
 		// Without a model_call record the call is taken to span from the
 		// previous line to this one.
@@ -292,6 +296,11 @@ func inferOutcome(m *agentrt.Message) string {
 
 // turnTrace applies the trace of turn tr.Turn of the current run.
 func (b *builder) turnTrace(rec agentrt.JSONLRecord, tr turnRecord) {
+	if run := b.currentRun(rec); tr.ModelCall == nil && len(run.Turns) == 0 {
+		// The calls of an earlier run's turn, run by this one (resumed):
+		// its own turns count on from there.
+		run.base = max(run.base, tr.Turn)
+	}
 	if tr.ModelCall != nil {
 		b.modelCall(rec, tr.Turn, *tr.ModelCall)
 	}

@@ -130,6 +130,7 @@ type Run struct {
 	SpanID  string        `json:"span_id,omitempty"`
 
 	traced bool // a trace record is part of it
+	base   int  // the turn of the calls it resumed (Agent.Resume), 0 if none
 }
 
 // Turn is one planner call and the tool calls it asked for.
@@ -253,7 +254,7 @@ func (r *Run) Problems() []Problem {
 			}
 		}
 	}
-	if r.Layer != "" && r.Layer != LayerSuccess {
+	if r.Failed() || r.Waiting() {
 		turn := 0
 		if len(r.Turns) > 0 {
 			turn = r.Turns[len(r.Turns)-1].N
@@ -274,15 +275,34 @@ func (r *Run) stopText() string {
 	return s
 }
 
-// Failed reports whether the run stopped at a layer other than success.
-func (r *Run) Failed() bool { return r.Layer != "" && r.Layer != LayerSuccess }
+// Failed reports whether the run stopped at a layer other than success
+// (a run that left calls to a person, StopPending, did not fail).
+func (r *Run) Failed() bool {
+	return r.Layer != "" && r.Layer != LayerSuccess && r.Reason != string(agentrt.StopPending)
+}
+
+// Waiting reports whether the run stopped for a person's decision on
+// calls that are still pending.
+func (r *Run) Waiting() bool {
+	if r.Reason != string(agentrt.StopPending) {
+		return false
+	}
+	for _, t := range r.Turns {
+		for _, c := range t.Calls {
+			if c.Outcome == OutcomePending {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // FailingLayer is the layer to look at first: the stop layer of a run
-// that failed, or else the layer of the last problem of a run that
-// completed despite it (a denied call, a tool error), or "" for a clean
-// run.
+// that failed or waits for a person, or else the layer of the last
+// problem of a run that completed despite it (a denied call, a tool
+// error), or "" for a clean run.
 func (r *Run) FailingLayer() string {
-	if r.Failed() {
+	if r.Failed() || r.Waiting() {
 		return r.Layer
 	}
 	ps := r.Problems()

@@ -113,6 +113,7 @@ type verifier struct {
 	open    []string // tool_uses of the last assistant message without a result
 	assists int      // assistant messages so far
 	msgs    int
+	waiting bool // the last line is the end of a run that left calls to a person
 }
 
 func (v *verifier) add(line int, rule, format string, args ...any) {
@@ -127,6 +128,7 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 		v.add(rec.Line, "seq", "seq %d follows %d (seq numbers must be 1, 2, 3, ... without gaps)", rec.Seq, v.seq)
 	}
 	v.seq = rec.Seq
+	v.waiting = false
 	if rec.Time.IsZero() {
 		v.add(rec.Line, "format", `a %q record without a valid "ts"`, rec.Kind)
 	}
@@ -173,6 +175,7 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 			if len(v.open) > 0 && r.Reason != string(agentrt.StopPending) {
 				v.add(rec.Line, "invariant", "the run ended with tool_use %q unanswered", v.open[0])
 			}
+			v.waiting = r.Reason == string(agentrt.StopPending)
 			if r.LastTurn != nil {
 				v.turnTrace(rec, *r.LastTurn)
 			}
@@ -311,6 +314,9 @@ func (v *verifier) message(rec agentrt.JSONLRecord) {
 }
 
 func (v *verifier) end() {
+	if v.waiting {
+		return // the calls wait for a person (Agent.Resume)
+	}
 	for _, id := range v.open {
 		v.out = append(v.out, Finding{File: v.file, Line: v.uses[id].line, Rule: "invariant", Warning: true,
 			Message: fmt.Sprintf("tool_use %q has no result at the end of the file (a crash while it ran, or a run in progress; the next run answers it as interrupted)", id)})

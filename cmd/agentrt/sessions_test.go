@@ -171,6 +171,25 @@ var scenarios = []scenario{
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{tool}, Planner: p, Store: s}, id, "Ask the researcher about main.go.")
 	}},
 	{id: "crash", layer: timeline.LayerCrash, stopped: timeline.LayerSuccess, record: recordCrash},
+	{id: "pending", layer: timeline.LayerPermission, stopped: timeline.LayerPermission, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+		runAgent(t, approvalAgent(s, agenttest.Script(agenttest.CallTool("delete_file", `{"path":"old.go"}`))), id, "Delete old.go.")
+	}},
+	{id: "approved", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+		ag := approvalAgent(s, agenttest.Script(
+			agenttest.CallTool("delete_file", `{"path":"old.go"}`),
+			agenttest.Reply("Deleted old.go, as you approved."),
+		))
+		runAgent(t, ag, id, "Delete old.go.")
+		_, _ = agenttest.Collect(ag.Resume(context.Background(), id, agentrt.Approval{ToolUseID: "call_1", Allow: true, By: "alice"}))
+	}},
+}
+
+// approvalAgent leaves every write to a person (agentrt.AskLater).
+func approvalAgent(s *agentrt.JSONLStore, p agentrt.Planner) *agentrt.Agent {
+	return &agentrt.Agent{Tools: []agentrt.Tool{deleteTool()}, Planner: p, Store: s,
+		Permission: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+			return agentrt.AskLater(), nil
+		})}
 }
 
 // recordAll records every scenario into a new directory.

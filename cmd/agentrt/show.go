@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/timeline"
 	"golang.org/x/term"
 )
@@ -294,7 +293,7 @@ func headline(s *timeline.Session) (style, text string) {
 		return sDim, "empty session"
 	case s.Running && !r.Ended:
 		return sCyan, "RUNNING: run " + strconv.Itoa(r.Index) + " is in progress"
-	case r.Reason == string(agentrt.StopPending):
+	case r.Waiting():
 		n := 0
 		for _, t := range r.Turns {
 			for _, c := range t.Calls {
