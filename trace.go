@@ -68,8 +68,7 @@ type tracer struct {
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
-	buf       []byte // the record of the turn in progress: scratch, or larger
-	scratch   [512]byte
+	buf       []byte // the record of the turn in progress, at the arena's free tail
 	pending   bool  // buf holds a turn's record, not yet written
 	calls     int   // tool calls in it
 	split     bool  // its model call was written apart
@@ -80,16 +79,32 @@ type tracer struct {
 	arena     []byte // the records' data, handed to the store
 }
 
-// keep copies a record's data into the run's arena, so that a run's
-// records share few allocations; the store keeps the copy, and no byte of
-// the arena is written twice.
-func (t *tracer) keep(data []byte) []byte {
-	if cap(t.arena)-len(t.arena) < len(data) {
+// begin returns an empty buffer at the arena's free tail, where a record
+// is built in place (keep then takes it without a copy).
+func (t *tracer) begin() []byte {
+	if cap(t.arena)-len(t.arena) < 384 {
 		// Chunks grow with the run, so that a long run makes few, and stay
 		// small objects for the allocator.
-		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 8<<10), 768, len(data)))
+		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 8<<10), 768))
 	}
+	return t.arena[len(t.arena):len(t.arena)]
+}
+
+// keep returns a record's data as kept in the run's arena, so that a
+// run's records share few allocations: data built in place by begin is
+// taken as it is, other data is copied. The store keeps what keep
+// returns, and no byte of the arena is written twice: a record under
+// construction is always past the arena's length.
+func (t *tracer) keep(data []byte) []byte {
 	n := len(t.arena)
+	if free := t.arena[n:cap(t.arena)]; len(data) > 0 && len(data) <= len(free) && &free[0] == &data[0] {
+		t.arena = t.arena[:n+len(data)]
+		return t.arena[n : n+len(data) : n+len(data)]
+	}
+	if cap(t.arena)-n < len(data) {
+		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 8<<10), 768, len(data)))
+		n = 0
+	}
 	t.arena = append(t.arena, data...)
 	return t.arena[n:len(t.arena):len(t.arena)]
 }
@@ -102,7 +117,6 @@ func (r *run) traceStart() {
 		return
 	}
 	t.start = time.Now()
-	t.buf = t.scratch[:0]
 	_, t.syncs = r.p.store.(Syncer)
 	if d, ok := r.agent.Planner.(Describer); ok {
 		t.prov = d.Describe()
@@ -180,7 +194,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	}
 	t.open = false
 	d := time.Since(t.pstart)
-	b := append(t.buf[:0], `{"turn":`...)
+	b := append(t.begin(), `{"turn":`...)
 	b = strconv.AppendInt(b, int64(r.l.turn), 10)
 	b = append(b, `,"model_call":{"start":`...)
 	b = t.appendTime(b, t.pstart)
@@ -229,7 +243,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 		// gets the calls (write-ahead), so that a crash leaves it; the
 		// tool calls follow in a second record of the turn.
 		r.appendTrace(RecordTurn, append(t.buf, '}'))
-		b = append(t.buf[:0], `{"turn":`...)
+		b = append(t.begin(), `{"turn":`...)
 		t.buf = strconv.AppendInt(b, int64(r.l.turn), 10)
 		t.split = true
 	}
@@ -244,7 +258,7 @@ func (r *run) traceToolCall(c *call) {
 	if !t.pending {
 		// A call of a turn whose model call an earlier run made: the calls
 		// a person decided on (Agent.Resume).
-		b := append(t.buf[:0], `{"turn":`...)
+		b := append(t.begin(), `{"turn":`...)
 		t.buf = strconv.AppendInt(b, int64(r.l.turn), 10)
 		t.pending, t.calls, t.split = true, 0, true
 	}
@@ -313,7 +327,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 	}
 	var arr [1024]byte // on the stack, with room for the last turn
 	b := arr[:0]
-	end := time.Now()
+	end := t.start.Add(time.Since(t.start)) // the monotonic clock only
 	b = append(b, `{"start":`...)
 	b = t.appendTime(b, t.start)
 	b = append(b, `,"end":`...)

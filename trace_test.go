@@ -3,6 +3,7 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -174,4 +175,33 @@ func TestTraceRecordsOfFailures(t *testing.T) {
 			tc.check(t, model, tool)
 		})
 	}
+}
+
+// A long run's records, which share the run's arena, stay intact: each
+// decodes, and they name every turn once, in order.
+func TestTraceRecordsOfALongRun(t *testing.T) {
+	t.Parallel()
+	var steps []agenttest.Step
+	for i := range 60 {
+		steps = append(steps, agenttest.CallTools(
+			agenttest.ToolUse("add", fmt.Sprintf(`{"a":%d,"b":1}`, i+1)),
+			agenttest.ToolUse("add", fmt.Sprintf(`{"a":%d,"b":2}`, i+1)),
+		))
+	}
+	steps = append(steps, agenttest.Reply("done"))
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, MaxTurns: 100, Planner: agenttest.Script(steps...)}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+	model, tool, run := traceRecords(t, store, "s")
+	require.Len(t, model, 61)
+	require.Len(t, tool, 120)
+	for i, m := range model {
+		assert.EqualValues(t, i+1, m["turn"])
+	}
+	for i, c := range tool {
+		assert.EqualValues(t, i/2+1, c["turn"])
+		assert.Equal(t, "ok", c["outcome"])
+	}
+	assert.Equal(t, "success", run["layer"])
 }
