@@ -69,11 +69,11 @@ type tracer struct {
 	// history itself: messages counted and their tokens.
 	estN, est int
 	buf       []byte // the record of the turn in progress, at the arena's free tail
-	pending   bool  // buf holds a turn's record, not yet written
-	calls     int   // tool calls in it
-	split     bool  // its model call was written apart
-	syncs     bool  // the store is a Syncer
-	minute    int64 // the Unix minute of prefix
+	pending   bool   // buf holds a turn's record, not yet written
+	calls     int    // tool calls in it
+	split     bool   // its model call was written apart
+	syncs     bool   // the store is a Syncer
+	minute    int64  // the Unix minute of prefix
 	prefix    []byte
 	prefixBuf [20]byte
 	arena     []byte // the records' data, handed to the store
