@@ -367,7 +367,7 @@ func (r *run) execute(c *call) {
 	if c.inv != nil {
 		c.inv.Start = start
 	}
-	out, perr, err := callTool(ctx, c)
+	out, parts, perr, err := callTool(ctx, c)
 	c.dur = time.Since(start)
 	c.ran = true
 	switch {
@@ -389,6 +389,7 @@ func (r *run) execute(c *call) {
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 	default:
 		c.result = NewToolResult(c.use.ID, out, false)
+		c.result.Blocks = parts
 	}
 	if c.inv != nil {
 		r.afterToolHooks(ctx, c)
@@ -396,14 +397,14 @@ func (r *run) execute(c *call) {
 }
 
 // callTool calls the tool's Execute, recovering a panic.
-func callTool(ctx context.Context, c *call) (out string, perr *PanicError, err error) {
+func callTool(ctx context.Context, c *call) (out string, parts []Block, perr *PanicError, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			perr = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	out, err = c.entry.tool.Execute(ctx, c.input)
-	return out, nil, err
+	out, parts, err = executeTool(ctx, c.entry.tool, c.input)
+	return out, parts, nil, err
 }
 
 // afterToolHooks lets the AfterTool hooks see and change c's result.

@@ -143,6 +143,12 @@ func (jp *jsonPlanner) Describe() ProviderInfo {
 }
 
 func (jp *jsonPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error) {
+	if req.ToolChoice.Mode == "none" && len(req.Tools) > 0 {
+		// The model reads the tools from the prompt: show none.
+		r := *req
+		r.Tools = nil
+		req = &r
+	}
 	system, err := jp.system(req)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 type runOptions struct {
 	output     *outputSpec       // the final answer must pass this check
 	permission PermissionChecker // replaces the Agent's checker
+	parts      []Block           // the user turn's parts after its text (RunParts)
 }
 
 func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOptions) iter.Seq2[Event, error] {
@@ -40,6 +41,7 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		r.ctx, r.turnCtx = &r.rctx, &r.rctx
 		r.l = &r.loop
 		r.l.init(p, sessionID, opts.output)
+		r.l.parts = opts.parts
 		if opts.permission != nil {
 			r.permission = opts.permission
 		}
