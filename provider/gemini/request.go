@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -112,8 +113,8 @@ func userPart(b agentrt.Block) (*genai.Part, error) {
 		}
 		return &genai.Part{Text: b.Text}, nil
 	case agentrt.BlockImage, agentrt.BlockDocument:
-		if b.MediaType == "" {
-			return nil, fmt.Errorf("%s without a media type: the API needs one", b.Type)
+		if !mediaTypeTaken(b.MediaType) {
+			return nil, fmt.Errorf("%s of media type %q: the API takes images, audio, video, PDF and text", b.Type, b.MediaType)
 		}
 		if len(b.Data) == 0 && b.URL != "" {
 			return &genai.Part{FileData: &genai.FileData{FileURI: b.URL, MIMEType: b.MediaType}}, nil
@@ -121,6 +122,21 @@ func userPart(b agentrt.Block) (*genai.Part, error) {
 		return &genai.Part{InlineData: &genai.Blob{Data: b.Data, MIMEType: b.MediaType}}, nil
 	}
 	return nil, fmt.Errorf("a %s block belongs in an assistant message", b.Type)
+}
+
+// mediaTypeTaken reports whether the API reads parts of a media type:
+// images, audio, video, PDF, text and code files.
+func mediaTypeTaken(t string) bool {
+	for _, prefix := range []string{"image/", "audio/", "video/", "text/"} {
+		if strings.HasPrefix(t, prefix) {
+			return true
+		}
+	}
+	switch t {
+	case "application/pdf", "application/json", "application/rtf", "application/x-javascript", "application/x-python", "application/x-typescript":
+		return true
+	}
+	return false
 }
 
 // functionResponse maps a tool result: {"output": content} or, for an
