@@ -511,22 +511,31 @@ func newJSONHistory(session []Message) *jsonHistory {
 			} else {
 				text = fmt.Sprintf("Tool %s for %s: %s", kind, m.ToolUseID, m.Content)
 			}
-			h.addUser(text)
+			h.addUser(text, m.Blocks)
 		default:
-			h.addUser(m.Content)
+			h.addUser(m.Content, m.Blocks)
 		}
 	}
 	return h
 }
 
 // addUser appends a user message, joined to the last one if it is a user
-// message too: the model sees user and assistant turns alternate.
-func (h *jsonHistory) addUser(text string) {
+// message too: the model sees user and assistant turns alternate. parts
+// (the images and documents of a user message or tool result) go along,
+// for the provider to send or refuse.
+func (h *jsonHistory) addUser(text string, parts []Block) {
 	if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == RoleUser {
-		h.msgs[n-1].Content += "\n\n" + text
+		last := &h.msgs[n-1]
+		if len(last.Blocks) > 0 {
+			// Text after parts: keep the order.
+			last.Blocks = append(last.Blocks, TextBlock(text))
+		} else {
+			last.Content += "\n\n" + text
+		}
+		last.Blocks = append(last.Blocks, parts...)
 		return
 	}
-	h.msgs = append(h.msgs, NewUserMessage(text))
+	h.msgs = append(h.msgs, NewUserMessage(text, slices.Clip(parts)...))
 }
 
 // newIDs returns n tool_use ids for the next assistant message.
