@@ -23,12 +23,12 @@ type Runtime interface {
 
 var _ Runtime = (*Agent)(nil)
 
-// DefaultMaxTurns is the turn limit of an Agent whose MaxTurns is 0.
-const DefaultMaxTurns = 20
+// defaultMaxTurns is the turn limit of an Agent whose MaxTurns is 0.
+const defaultMaxTurns = 20
 
-// DefaultMaxParallelTools bounds the read-only tools run at once when
+// defaultMaxParallelTools bounds the read-only tools run at once when
 // Agent.MaxParallelTools is 0.
-const DefaultMaxParallelTools = 4
+const defaultMaxParallelTools = 4
 
 // Agent is an agent definition: instructions, tools, the planner that picks
 // the next step, the permission checker that guards tool calls, the store
@@ -56,10 +56,10 @@ type Agent struct {
 	// Store keeps the sessions. Nil means an in-memory store owned by this
 	// Agent (sessions live as long as the Agent value).
 	Store SessionStore
-	// MaxTurns caps the planner calls of one Run; 0 means DefaultMaxTurns.
+	// MaxTurns caps the planner calls of one Run; 0 means 20.
 	MaxTurns int
 	// MaxParallelTools bounds how many read-only tools of one assistant
-	// message run at once; 0 means DefaultMaxParallelTools, 1 runs them one
+	// message run at once; 0 means 4, 1 runs them one
 	// at a time.
 	MaxParallelTools int
 	// ToolTimeout bounds each tool call whose tool has no timeout of its
@@ -68,7 +68,7 @@ type Agent struct {
 	// MaxToolOutput caps the size of a tool result the model sees, in
 	// bytes; a longer output is cut with a note saying how much was cut
 	// (the whole output stays in ToolResult.FullOutput). 0 means
-	// DefaultMaxToolOutput; negative means no cap.
+	// 64 KiB; negative means no cap.
 	MaxToolOutput int
 	// LoopGuard stops a model that repeats itself; on by default.
 	LoopGuard LoopGuard
@@ -192,13 +192,13 @@ func (a *Agent) prepareTools() *prepared {
 		p.permission = AllowReadOnly()
 	}
 	if p.maxTurns <= 0 {
-		p.maxTurns = DefaultMaxTurns
+		p.maxTurns = defaultMaxTurns
 	}
 	if p.maxPar <= 0 {
-		p.maxPar = DefaultMaxParallelTools
+		p.maxPar = defaultMaxParallelTools
 	}
 	if p.maxOutput == 0 {
-		p.maxOutput = DefaultMaxToolOutput
+		p.maxOutput = defaultMaxToolOutput
 	}
 	return p
 }

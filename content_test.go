@@ -214,27 +214,3 @@ func TestMessageStringShowsParts(t *testing.T) {
 	u := agentrt.NewUserMessage("", agentrt.TextBlock("a"), agentrt.ImageBlock("image/png", tinyPNG), agentrt.TextBlock("b"))
 	assert.Equal(t, "ab", u.Text())
 }
-
-// The JSON-text planner passes the images of a user message and of a tool
-// result on to its provider, in order.
-func TestJSONPlannerKeepsParts(t *testing.T) {
-	t.Parallel()
-	fake := agenttest.Script(agenttest.Reply(`{"action":"final_answer","answer":"a dot"}`))
-	img := agentrt.ImageBlock("image/png", tinyPNG)
-	req := &agentrt.ModelRequest{Messages: []agentrt.Message{
-		agentrt.NewUserMessage("What is this?", img),
-		agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c1", "shot", json.RawMessage(`{}`))),
-		{Role: agentrt.RoleTool, ToolUseID: "c1", Content: "the screen", Blocks: []agentrt.Block{img}},
-		agentrt.NewUserMessage("And now?"),
-	}}
-	_, err := agentrt.JSONPlanner(fake, nil).Plan(context.Background(), req)
-	require.NoError(t, err)
-	sent := fake.Requests()[0].Messages
-	require.Len(t, sent, 3)
-	assert.Equal(t, []agentrt.Block{img}, sent[0].Blocks)
-	last := sent[2]
-	require.Len(t, last.Blocks, 2)
-	assert.Contains(t, last.Content, "the screen")
-	assert.Equal(t, img, last.Blocks[0])
-	assert.Equal(t, agentrt.TextBlock("And now?"), last.Blocks[1], "text after an image stays after it")
-}

@@ -28,9 +28,9 @@ const (
 	stageAfterTool
 )
 
-// DefaultMaxToolOutput is the cap on a tool result's size, in bytes, when
+// defaultMaxToolOutput is the cap on a tool result's size, in bytes, when
 // Agent.MaxToolOutput is 0.
-const DefaultMaxToolOutput = 64 << 10
+const defaultMaxToolOutput = 64 << 10
 
 // runTools handles every call of the turn. It returns false when the run
 // has stopped.
@@ -318,7 +318,7 @@ func (r *run) beforeToolHooks(c *call) bool {
 		if err := r.record(RecordPermission, permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Reason: reason, Source: "hook"}); err != nil {
 			reason = "permission denied: the decision could not be recorded"
 		}
-		c.decide(reason, &BlockedError{Reason: reason})
+		c.decide(reason, &blockedError{Reason: reason})
 		return false
 	}
 	c.input = inv.Input

@@ -43,11 +43,6 @@ var (
 	// ErrSessionExists is returned by [JSONLStore.Fork] and
 	// [JSONLStore.Create] when the session to create already exists.
 	ErrSessionExists = errors.New("agentrt: session already exists")
-	// ErrUnparsableDecision is returned, wrapped, by the Plan method of a
-	// [JSONPlanner] when the model's answer is still not a usable JSON
-	// decision after every corrective re-ask of the turn. The error's text
-	// says what was wrong with the last answer and quotes its beginning.
-	ErrUnparsableDecision = errors.New("agentrt: the model gave no valid JSON decision")
 )
 
 // Kinds of provider failure, set as [ProviderError.Kind]. Use errors.Is.

@@ -95,14 +95,14 @@ type ToolOutcome struct {
 	Duration time.Duration
 }
 
-// BlockedError is returned by a BeforeTool hook to stop a call.
-type BlockedError struct{ Reason string }
+// blockedError is the error of BlockCall.
+type blockedError struct{ Reason string }
 
-func (e *BlockedError) Error() string { return "blocked: " + e.Reason }
+func (e *blockedError) Error() string { return "blocked: " + e.Reason }
 
 // BlockCall returns the error a BeforeTool hook returns to stop a call; the
 // model sees reason.
-func BlockCall(reason string) error { return &BlockedError{Reason: reason} }
+func BlockCall(reason string) error { return &blockedError{Reason: reason} }
 
 // HookError reports a hook that failed or panicked.
 type HookError struct {
@@ -265,7 +265,7 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 			}
 			return err
 		}); err != nil {
-			var be *BlockedError
+			var be *blockedError
 			reason, herr := "", err
 			if errors.As(err.Err, &be) {
 				reason, herr = be.Reason, nil
@@ -273,7 +273,7 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 				reason = fmt.Sprintf("blocked: a hook failed: %v", err.Err)
 			}
 			// The hooks that saw the call start see it end.
-			out := ToolOutcome{Content: reason, IsError: true, Err: &BlockedError{Reason: reason}}
+			out := ToolOutcome{Content: reason, IsError: true, Err: &blockedError{Reason: reason}}
 			for _, e := range r.afterToolN(ctx, inv, &out, i) {
 				r.hookFailed(e)
 			}
@@ -302,16 +302,4 @@ func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutc
 		}
 	}
 	return errs
-}
-
-// ProviderMiddleware wraps a Provider, for what a hook does not fit:
-// caching, request rewriting, fallbacks between providers.
-type ProviderMiddleware func(Provider) Provider
-
-// WrapProvider returns p wrapped by mws, the first outermost.
-func WrapProvider(p Provider, mws ...ProviderMiddleware) Provider {
-	for i := len(mws) - 1; i >= 0; i-- {
-		p = mws[i](p)
-	}
-	return p
 }

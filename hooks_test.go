@@ -155,10 +155,12 @@ func TestBeforePlanErrorEndsRun(t *testing.T) {
 	assert.Equal(t, 1, script.Remaining())
 }
 
+// TestWrapProvider wraps a provider the way the README says: a
+// ProviderFunc that calls the next one.
 func TestWrapProvider(t *testing.T) {
 	t.Parallel()
 	var order []string
-	mw := func(name string) agentrt.ProviderMiddleware {
+	mw := func(name string) func(agentrt.Provider) agentrt.Provider {
 		return func(next agentrt.Provider) agentrt.Provider {
 			return agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 				order = append(order, name)
@@ -166,7 +168,7 @@ func TestWrapProvider(t *testing.T) {
 			})
 		}
 	}
-	p := agentrt.WrapProvider(agenttest.Script(agenttest.Reply("hi")), mw("outer"), mw("inner"))
+	p := mw("outer")(mw("inner")(agenttest.Script(agenttest.Reply("hi"))))
 	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, "hi", resp.Message.Text())

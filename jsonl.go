@@ -53,8 +53,8 @@ func (d Durability) String() string {
 	return fmt.Sprintf("Durability(%d)", int(d))
 }
 
-// DefaultMaxLineSize is the default [JSONLOptions.MaxLineSize]: 64 MiB.
-const DefaultMaxLineSize = 64 << 20
+// defaultMaxLineSize is the default [JSONLOptions.MaxLineSize]: 64 MiB.
+const defaultMaxLineSize = 64 << 20
 
 // JSONLOptions configures a [JSONLStore]. The zero value (or a nil
 // *JSONLOptions) gives the defaults.
@@ -73,7 +73,7 @@ type JSONLOptions struct {
 	OnWarning func(error)
 
 	// MaxLineSize is the longest line, in bytes, the store writes or
-	// reads; 0 means [DefaultMaxLineSize]. A message whose line would be
+	// reads; 0 means 64 MiB. A message whose line would be
 	// longer is refused by Append with [ErrLineTooLong]. Reading a session
 	// holds at most one line of this size in memory.
 	MaxLineSize int
@@ -189,7 +189,7 @@ func NewJSONLStore(dir string, opts *JSONLOptions) (*JSONLStore, error) {
 		return nil, fmt.Errorf("agentrt: NewJSONLStore: unknown durability %v", s.opts.Durability)
 	}
 	if s.opts.MaxLineSize <= 0 {
-		s.opts.MaxLineSize = DefaultMaxLineSize
+		s.opts.MaxLineSize = defaultMaxLineSize
 	}
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now

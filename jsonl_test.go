@@ -176,7 +176,7 @@ func TestJSONLInvalidIDsStayInDir(t *testing.T) {
 	appendAll(t, s, "good", agentrt.NewUserMessage("x"))
 
 	bad := []string{"", ".", "..", "../x", "../../x", "a/b", "/tmp/x", `a\b`, "a\x00b", "a\nb",
-		".hidden", strings.Repeat("x", agentrt.MaxSessionIDLen+1), "..\\..\\x", "c:x"}
+		".hidden", strings.Repeat("x", 129), "..\\..\\x", "c:x"}
 	for _, id := range bad {
 		errs := map[string]error{
 			"Append":       s.Append(ctx, id, agentrt.NewUserMessage("x")),

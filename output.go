@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/agentrt/agentrt/internal/jsonextract"
 	"github.com/invopop/jsonschema"
 )
 
@@ -172,7 +173,7 @@ func ParseOutput[T any](text string) (T, error) {
 // answerJSON is the JSON value of a final answer: the first object found
 // in text, or text itself (a bare list or string).
 func answerJSON(text string) json.RawMessage {
-	raw, err := extractJSON(text)
+	raw, err := jsonextract.Extract(text)
 	if err != nil {
 		return json.RawMessage(text)
 	}

@@ -858,7 +858,7 @@ func xCheckResults(ps *propProblems, sc *xScenario, msgs []agentrt.Message, orac
 					size = min(size, sc.maxOut)
 				}
 				if sc.maxOut == 0 {
-					size = min(size, agentrt.DefaultMaxToolOutput)
+					size = min(size, 64<<10)
 				}
 				if sc.lineSize > 0 && size > sc.lineSize && !res.IsError {
 					ps.add("store: a result too long for the store is not an is_error result", "%d bytes, MaxLineSize %d: %s", size, sc.lineSize, propMsg(res))

@@ -97,8 +97,8 @@ type Syncer interface {
 	Sync(ctx context.Context, sessionID string) error
 }
 
-// MaxSessionIDLen is the longest session id accepted by [ValidateSessionID].
-const MaxSessionIDLen = 128
+// maxSessionIDLen is the longest session id accepted by [ValidateSessionID].
+const maxSessionIDLen = 128
 
 // ValidateSessionID reports whether id is safe as a session id, and in
 // particular as a file name: 1 to 128 bytes of valid UTF-8, no path
@@ -111,8 +111,8 @@ func ValidateSessionID(id string) error {
 	switch {
 	case id == "":
 		return bad("empty")
-	case len(id) > MaxSessionIDLen:
-		return bad(fmt.Sprintf("longer than %d bytes", MaxSessionIDLen))
+	case len(id) > maxSessionIDLen:
+		return bad(fmt.Sprintf("longer than %d bytes", maxSessionIDLen))
 	case !utf8.ValidString(id):
 		return bad("not valid UTF-8")
 	case strings.HasPrefix(id, "."):

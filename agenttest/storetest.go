@@ -12,6 +12,10 @@ import (
 	"github.com/agentrt/agentrt"
 )
 
+// maxSessionIDLen is the longest session id agentrt accepts (see
+// agentrt.ValidateSessionID).
+const maxSessionIDLen = 128
+
 // TestStore checks that a [agentrt.SessionStore] keeps the contract the
 // runtime relies on, in the spirit of testing/fstest and testing/slogtest.
 // Run it from a test of your store:
@@ -227,7 +231,7 @@ func testLoadMissing(t *testing.T, s agentrt.SessionStore) {
 var invalidIDs = []string{
 	"", ".", "..", "../x", "../../etc/passwd", "a/b", "/abs", `a\b`, `..\x`, "c:x",
 	"a\x00b", "line\nbreak", "tab\there", "del\x7f", ".hidden",
-	strings.Repeat("x", agentrt.MaxSessionIDLen+1), "bad-utf8-\xff",
+	strings.Repeat("x", maxSessionIDLen+1), "bad-utf8-\xff",
 }
 
 func testInvalidIDs(t *testing.T, s agentrt.SessionStore) {
@@ -268,7 +272,7 @@ func testInvalidIDs(t *testing.T, s agentrt.SessionStore) {
 func testValidIDs(t *testing.T, s agentrt.SessionStore) {
 	ids := []string{
 		"a", "session-1", "A_b.c", "with space", "x.jsonl", "x.lock", "a..b", "trailing.",
-		"ünïcødé", "emoji-🙂", "semi;colon", strings.Repeat("x", agentrt.MaxSessionIDLen),
+		"ünïcødé", "emoji-🙂", "semi;colon", strings.Repeat("x", maxSessionIDLen),
 	}
 	for _, id := range ids {
 		if err := agentrt.ValidateSessionID(id); err != nil {

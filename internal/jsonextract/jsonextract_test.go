@@ -1,4 +1,4 @@
-package agentrt
+package jsonextract
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func TestExtractJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := extractJSON(tt.in)
+			got, err := Extract(tt.in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, string(got))
 			assert.True(t, json.Valid(got), "result is not valid JSON: %s", got)
@@ -73,7 +73,7 @@ func TestExtractJSONErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := extractJSON(tt.in)
+			got, err := Extract(tt.in)
 			require.Error(t, err)
 			assert.Nil(t, got)
 			assert.Contains(t, err.Error(), tt.wantErr)
@@ -85,15 +85,15 @@ func TestExtractJSONErrors(t *testing.T) {
 // object after them is still found when the budget allows.
 func TestExtractJSONManyOpenBraces(t *testing.T) {
 	t.Parallel()
-	_, err := extractJSON(strings.Repeat("{", 1<<16))
+	_, err := Extract(strings.Repeat("{", 1<<16))
 	require.ErrorContains(t, err, "not closed")
 
-	got, err := extractJSON(strings.Repeat("{", 10) + ` {"a":1}`)
+	got, err := Extract(strings.Repeat("{", 10) + ` {"a":1}`)
 	require.NoError(t, err)
 	assert.Equal(t, `{"a":1}`, string(got))
 
 	// Balanced prose that is not JSON is skipped in one pass, however long.
-	got, err = extractJSON(strings.Repeat("{x} ", 10000) + `{"a":1}`)
+	got, err = Extract(strings.Repeat("{x} ", 10000) + `{"a":1}`)
 	require.NoError(t, err)
 	assert.Equal(t, `{"a":1}`, string(got))
 }
@@ -113,7 +113,7 @@ func FuzzExtractJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := extractJSON(text)
+		got, err := Extract(text)
 		if err != nil {
 			if got != nil {
 				t.Fatalf("ExtractJSON(%q) returned %q with error %v", text, got, err)
@@ -141,7 +141,7 @@ func TestExtractJSONFromProse(t *testing.T) {
 		`{"action": "tool_call", "name": "get_weather", "arguments": {"city": "Paris",},}` + "\n" +
 		"```\n" +
 		`Then I will answer: {"action": "final_answer"}`
-	obj, err := extractJSON(answer)
+	obj, err := Extract(answer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agentrt_test
+package jsonplanner_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonplanner"
 )
 
 // textModel is a fake Provider for a model without native tool calling: it
@@ -135,7 +136,7 @@ func TestJSONPlannerReadsMessyAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			model := newTextModel(tt.answer)
-			resp, err := agentrt.JSONPlanner(model, nil).Plan(t.Context(), weatherRequest())
+			resp, err := jsonplanner.New(model, nil).Plan(t.Context(), weatherRequest())
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, resp.Message)
 			assert.Equal(t, usagePerCall, resp.Usage)
@@ -157,7 +158,7 @@ func TestJSONPlannerProviderRequest(t *testing.T) {
 	req.MaxTokens = 512
 	req.ResponseSchema = json.RawMessage(`{"type":"object", "properties":{"temp_c":{"type":"number"}}}`)
 	req.OnText = func(string) {}
-	_, err := agentrt.JSONPlanner(model, nil).Plan(t.Context(), req)
+	_, err := jsonplanner.New(model, nil).Plan(t.Context(), req)
 	require.NoError(t, err)
 
 	reqs := model.Requests()
@@ -197,7 +198,7 @@ func TestJSONPlannerWithoutTools(t *testing.T) {
 		`{"action":"tool_call","name":"get_weather","arguments":{"city":"Paris"}}`,
 		`{"action":"final_answer","answer":"I cannot check the weather."}`)
 	req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("Weather in Paris?")}}
-	resp, err := agentrt.JSONPlanner(model, nil).Plan(t.Context(), req)
+	resp, err := jsonplanner.New(model, nil).Plan(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, "I cannot check the weather.", resp.Message.Text())
 
@@ -246,7 +247,7 @@ func TestJSONPlannerCorrectsBadAnswers(t *testing.T) {
 			model := newTextModel(tt.bad, good)
 			model.finish = tt.finish
 			req := weatherRequest()
-			resp, err := agentrt.JSONPlanner(model, nil).Plan(t.Context(), req)
+			resp, err := jsonplanner.New(model, nil).Plan(t.Context(), req)
 			require.NoError(t, err)
 			assert.Equal(t, toolUse("json_1_1", "get_weather", `{"city":"Paris"}`), resp.Message)
 			assert.Equal(t, usagePerCall.Add(usagePerCall), resp.Usage, "usage of both attempts")
@@ -269,7 +270,7 @@ func TestJSONPlannerCorrectsBadAnswers(t *testing.T) {
 func TestJSONPlannerCorrectionText(t *testing.T) {
 	t.Parallel()
 	model := newTextModel("", `{"action":"final_answer","answer":"ok"}`)
-	_, err := agentrt.JSONPlanner(model, nil).Plan(t.Context(), weatherRequest())
+	_, err := jsonplanner.New(model, nil).Plan(t.Context(), weatherRequest())
 	require.NoError(t, err)
 	msgs := model.Requests()[1].Messages
 	require.Len(t, msgs, 3)
@@ -285,13 +286,13 @@ func TestJSONPlannerGivesUp(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
-		opts      *agentrt.JSONPlannerOptions
+		opts      *jsonplanner.Options
 		wantCalls int
 	}{
 		{"default: two retries", nil, 3},
-		{"zero means the default", &agentrt.JSONPlannerOptions{}, 3},
-		{"one retry", &agentrt.JSONPlannerOptions{MaxRetries: 1}, 2},
-		{"no retry", &agentrt.JSONPlannerOptions{MaxRetries: -1}, 1},
+		{"zero means the default", &jsonplanner.Options{}, 3},
+		{"one retry", &jsonplanner.Options{MaxRetries: 1}, 2},
+		{"no retry", &jsonplanner.Options{MaxRetries: -1}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,8 +302,8 @@ func TestJSONPlannerGivesUp(t *testing.T) {
 				answers[i] = fmt.Sprintf("I refuse to write JSON (%d). %s", i+1, strings.Repeat("blah ", 100))
 			}
 			model := newTextModel(answers...)
-			resp, err := agentrt.JSONPlanner(model, tt.opts).Plan(t.Context(), weatherRequest())
-			require.ErrorIs(t, err, agentrt.ErrUnparsableDecision)
+			resp, err := jsonplanner.New(model, tt.opts).Plan(t.Context(), weatherRequest())
+			require.ErrorIs(t, err, jsonplanner.ErrUnparsableDecision)
 			assert.Nil(t, resp)
 			assert.Len(t, model.Requests(), tt.wantCalls)
 			msg := err.Error()
@@ -320,9 +321,9 @@ func TestJSONPlannerProviderError(t *testing.T) {
 		calls++
 		return nil, boom
 	})
-	_, err := agentrt.JSONPlanner(p, nil).Plan(t.Context(), weatherRequest())
+	_, err := jsonplanner.New(p, nil).Plan(t.Context(), weatherRequest())
 	require.ErrorIs(t, err, agentrt.ErrOverloaded)
-	assert.NotErrorIs(t, err, agentrt.ErrUnparsableDecision)
+	assert.NotErrorIs(t, err, jsonplanner.ErrUnparsableDecision)
 	assert.Equal(t, 1, calls, "a provider error is not retried by the planner")
 }
 
@@ -352,7 +353,7 @@ func TestJSONPlannerHistory(t *testing.T) {
 	req := weatherRequest()
 	req.Turn = 3
 	req.Messages = session[:len(session):len(session)]
-	resp, err := agentrt.JSONPlanner(model, nil).Plan(t.Context(), req)
+	resp, err := jsonplanner.New(model, nil).Plan(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, toolUse("json_4_1", "get_weather", `{"city":"Rome"}`), resp.Message,
 		"the id counts the session's assistant messages")
@@ -383,7 +384,7 @@ func TestJSONPlannerIDsAvoidCollisions(t *testing.T) {
 		toolUse("json_2_1", "get_time", `{}`), // made by someone else
 		agentrt.NewToolResult("json_2_1", "11:00", false),
 	}
-	resp, err := agentrt.JSONPlanner(model, nil).Plan(t.Context(), req)
+	resp, err := jsonplanner.New(model, nil).Plan(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, toolUse("json_3_1", "get_time", `{}`), resp.Message)
 }
@@ -392,7 +393,7 @@ func TestJSONPlannerPrompt(t *testing.T) {
 	t.Parallel()
 	model := newTextModel(`{"action":"final_answer","answer":"ok"}`)
 	tmpl := "{{.Instructions}}\nTOOLS:{{range .Specs}} {{.Name}}={{printf \"%s\" .InputSchema}}{{end}}\n{{.Format}}"
-	planner := agentrt.JSONPlanner(model, &agentrt.JSONPlannerOptions{Prompt: tmpl})
+	planner := jsonplanner.New(model, &jsonplanner.Options{Prompt: tmpl})
 	req := weatherRequest()
 	_, err := planner.Plan(t.Context(), req)
 	require.NoError(t, err)
@@ -401,16 +402,16 @@ func TestJSONPlannerPrompt(t *testing.T) {
 	assert.Contains(t, sys, ` get_time={"type":"object","properties":{}}`+"\n# Answer format\n")
 	assert.NotContains(t, sys, "# Tools")
 
-	_, err = agentrt.JSONPlanner(model, &agentrt.JSONPlannerOptions{Prompt: "{{.Nope}}"}).Plan(t.Context(), req)
+	_, err = jsonplanner.New(model, &jsonplanner.Options{Prompt: "{{.Nope}}"}).Plan(t.Context(), req)
 	require.ErrorContains(t, err, "prompt template")
 	assert.Len(t, model.Requests(), 1, "no call with a broken prompt")
 }
 
 func TestJSONPlannerPanicsOnProgrammerErrors(t *testing.T) {
 	t.Parallel()
-	assert.PanicsWithValue(t, "agentrt: JSONPlanner: nil Provider", func() { agentrt.JSONPlanner(nil, nil) })
+	assert.PanicsWithValue(t, "jsonplanner.New: nil Provider", func() { jsonplanner.New(nil, nil) })
 	assert.Panics(t, func() {
-		agentrt.JSONPlanner(newTextModel(), &agentrt.JSONPlannerOptions{Prompt: "{{.Instructions"})
+		jsonplanner.New(newTextModel(), &jsonplanner.Options{Prompt: "{{.Instructions"})
 	})
 }
 
@@ -422,10 +423,10 @@ func (describedModel) Describe() agentrt.ProviderInfo {
 
 func TestJSONPlannerDescribe(t *testing.T) {
 	t.Parallel()
-	d, ok := agentrt.JSONPlanner(describedModel{newTextModel()}, nil).(agentrt.Describer)
+	d, ok := jsonplanner.New(describedModel{newTextModel()}, nil).(agentrt.Describer)
 	require.True(t, ok)
 	assert.Equal(t, agentrt.ProviderInfo{Name: "local", Model: "tiny-1"}, d.Describe())
-	d, ok = agentrt.JSONPlanner(newTextModel(), nil).(agentrt.Describer)
+	d, ok = jsonplanner.New(newTextModel(), nil).(agentrt.Describer)
 	require.True(t, ok)
 	assert.Equal(t, agentrt.ProviderInfo{}, d.Describe())
 }
@@ -439,7 +440,7 @@ func TestJSONPlannerCancelledBetweenAttempts(t *testing.T) {
 		cancel() // the context ends while the model answers badly
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("no json"))}, nil
 	})
-	_, err := agentrt.JSONPlanner(p, nil).Plan(ctx, weatherRequest())
+	_, err := jsonplanner.New(p, nil).Plan(ctx, weatherRequest())
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 1, calls)
 }
@@ -456,7 +457,7 @@ func TestJSONPlannerAgentRun(t *testing.T) {
 	ag := &agentrt.Agent{
 		Instructions: "You are a weather assistant.",
 		Tools:        []agentrt.Tool{weatherTool()},
-		Planner:      agentrt.JSONPlanner(model, nil),
+		Planner:      jsonplanner.New(model, nil),
 		Permission:   agentrt.AllowAll(),
 		Store:        store,
 	}
@@ -517,18 +518,18 @@ func TestJSONPlannerAgentRunGivesUp(t *testing.T) {
 	model := newTextModel("nope", "still nope", "no")
 	ag := &agentrt.Agent{
 		Tools:      []agentrt.Tool{weatherTool()},
-		Planner:    agentrt.JSONPlanner(model, nil),
+		Planner:    jsonplanner.New(model, nil),
 		Permission: agentrt.AllowAll(),
 	}
 	events, err := agenttest.Collect(ag.Run(t.Context(), "s", "Weather?"))
-	require.ErrorIs(t, err, agentrt.ErrUnparsableDecision)
+	require.ErrorIs(t, err, jsonplanner.ErrUnparsableDecision)
 	done, ok := agenttest.Done(events)
 	require.True(t, ok)
 	assert.Equal(t, agentrt.StopError, done.Reason)
 	assert.Len(t, model.Requests(), 3)
 }
 
-func ExampleJSONPlanner() {
+func ExampleNew() {
 	// A model without native tool calling: it answers with text only.
 	answers := []string{
 		"```json\n{\"action\": \"tool_call\", \"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 40}}\n```",
@@ -552,7 +553,7 @@ func ExampleJSONPlanner() {
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful calculator.",
 		Tools:        []agentrt.Tool{add},
-		Planner:      agentrt.JSONPlanner(model, nil),
+		Planner:      jsonplanner.New(model, nil),
 	}
 	for ev, err := range ag.Run(context.Background(), "example", "What is 2+40?") {
 		if err != nil {
@@ -584,7 +585,7 @@ func TestJSONPlannerReadsContent(t *testing.T) {
 			Blocks:  []agentrt.Block{agentrt.TextBlock(`"answer":"from content"}`)},
 		}}, nil
 	})
-	resp, err := agentrt.JSONPlanner(p, nil).Plan(t.Context(), weatherRequest())
+	resp, err := jsonplanner.New(p, nil).Plan(t.Context(), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock("from content")), resp.Message)
 	assert.Equal(t, agentrt.FinishStop, resp.Finish, "an empty finish reason becomes stop")

@@ -1,4 +1,4 @@
-package agentrt
+package jsonplanner
 
 import (
 	"bytes"
@@ -6,19 +6,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/jsonextract"
 	"slices"
 	"strconv"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 )
 
-// defaultJSONRetries is JSONPlannerOptions.MaxRetries when it is 0.
+// ErrUnparsableDecision is returned, wrapped, by the Plan method of a
+// planner of [New] when the model's answer is still not a usable JSON
+// decision after every corrective re-ask of the turn. The error's text
+// says what was wrong with the last answer and quotes its beginning.
+var ErrUnparsableDecision = errors.New("jsonplanner: the model gave no valid JSON decision")
+
+// defaultJSONRetries is Options.MaxRetries when it is 0.
 const defaultJSONRetries = 2
 
-// JSONPlannerOptions configures a [JSONPlanner]. The zero value (or a nil
-// pointer) means the defaults. JSONPlanner reads the options once: changing
+// Options configures a [New]. The zero value (or a nil
+// pointer) means the defaults. New reads the options once: changing
 // them afterwards has no effect.
-type JSONPlannerOptions struct {
+type Options struct {
 	// MaxRetries is how many times in one turn the planner sends an
 	// unusable answer back to the model, with what was wrong, and asks
 	// again. 0 means 2; a negative value means never: the first unusable
@@ -26,7 +35,7 @@ type JSONPlannerOptions struct {
 	MaxRetries int
 
 	// Prompt, when not empty, is a text/template that replaces the system
-	// prompt the planner sends. It is executed with a [JSONPromptData];
+	// prompt the planner sends. It is executed with a [PromptData];
 	// the default is the instructions, the tools and the format, separated
 	// by blank lines:
 	//
@@ -39,13 +48,13 @@ type JSONPlannerOptions struct {
 	// A template that lists the tools itself ranges over .Specs (print an
 	// input schema with {{printf "%s" .InputSchema}}); it must still ask
 	// for the decision format of .Format, which is the only one the
-	// planner understands. JSONPlanner panics if Prompt does not parse.
+	// planner understands. New panics if Prompt does not parse.
 	Prompt string
 }
 
-// JSONPromptData is what a [JSONPlannerOptions.Prompt] template is executed
+// PromptData is what a [Options.Prompt] template is executed
 // with, once per turn.
-type JSONPromptData struct {
+type PromptData struct {
 	// Instructions is the Agent's instructions (ModelRequest.System).
 	Instructions string
 	// Tools is the default section listing every tool with its
@@ -57,10 +66,10 @@ type JSONPromptData struct {
 	Format string
 	// Specs are the tools of the request, for a template that renders
 	// them itself. Do not modify them.
-	Specs []ToolSpec
+	Specs []agentrt.ToolSpec
 }
 
-// JSONPlanner returns a Planner for models without native tool calling: it
+// New returns an [agentrt.Planner] for models without native tool calling: it
 // asks the Provider for one JSON decision per turn, as text, and turns it
 // into an assistant message. It works on any Provider, including one that
 // only returns text.
@@ -79,7 +88,7 @@ type JSONPromptData struct {
 // (or "Tool error for ..."); consecutive user messages are joined. The
 // request's Messages are not modified.
 //
-// The answer is read with [extractJSON], so code fences, prose around the
+// The answer is read with a tolerant JSON extractor, so code fences, prose around the
 // object, a second object, trailing commas and comments do no harm; only
 // the text of the Provider's answer is read. A tool_call becomes a tool_use
 // block with an id unique in the session ("json_<n>_<k>": the k-th call of
@@ -103,11 +112,11 @@ type JSONPromptData struct {
 // to the Provider, whose output must be the decision object. Errors from
 // the Provider are returned as they are, without retrying.
 //
-// The Planner is safe for concurrent use if the Provider is. JSONPlanner
+// The Planner is safe for concurrent use if the Provider is. New
 // panics if p is nil or opts.Prompt does not parse.
-func JSONPlanner(p Provider, opts *JSONPlannerOptions) Planner {
+func New(p agentrt.Provider, opts *Options) agentrt.Planner {
 	if p == nil {
-		panic("agentrt: JSONPlanner: nil Provider")
+		panic("jsonplanner.New: nil Provider")
 	}
 	jp := &jsonPlanner{p: p, retries: defaultJSONRetries}
 	if opts != nil {
@@ -120,7 +129,7 @@ func JSONPlanner(p Provider, opts *JSONPlannerOptions) Planner {
 		if opts.Prompt != "" {
 			t, err := template.New("prompt").Parse(opts.Prompt)
 			if err != nil {
-				panic(fmt.Sprintf("agentrt: JSONPlanner: invalid Prompt template: %v", err))
+				panic(fmt.Sprintf("jsonplanner.New: invalid Prompt template: %v", err))
 			}
 			jp.prompt = t
 		}
@@ -129,20 +138,20 @@ func JSONPlanner(p Provider, opts *JSONPlannerOptions) Planner {
 }
 
 type jsonPlanner struct {
-	p       Provider
+	p       agentrt.Provider
 	retries int
 	prompt  *template.Template // nil: the default prompt
 }
 
 // Describe reports the wrapped provider's info, if it has any.
-func (jp *jsonPlanner) Describe() ProviderInfo {
-	if d, ok := jp.p.(Describer); ok {
+func (jp *jsonPlanner) Describe() agentrt.ProviderInfo {
+	if d, ok := jp.p.(agentrt.Describer); ok {
 		return d.Describe()
 	}
-	return ProviderInfo{}
+	return agentrt.ProviderInfo{}
 }
 
-func (jp *jsonPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error) {
+func (jp *jsonPlanner) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	if req.ToolChoice.Mode == "none" && len(req.Tools) > 0 {
 		// The model reads the tools from the prompt: show none.
 		r := *req
@@ -160,7 +169,7 @@ func (jp *jsonPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelRespo
 		tools[t.Name] = true
 	}
 	var (
-		usage   Usage
+		usage   agentrt.Usage
 		raw     string
 		problem string
 	)
@@ -179,7 +188,7 @@ func (jp *jsonPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelRespo
 		raw = answerText(resp.Message)
 		d, prob := parseJSONDecision(raw, req.Tools, tools)
 		if prob != "" {
-			if resp.Finish == FinishLength {
+			if resp.Finish == agentrt.FinishLength {
 				prob += " (the answer was cut off at the token limit: keep it shorter)"
 			}
 			problem = prob
@@ -193,20 +202,20 @@ func (jp *jsonPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelRespo
 
 // appendJSONCorrection appends to msgs the answer that could not be
 // parsed, raw, and the user's correction that says what was wrong with it.
-func appendJSONCorrection(msgs []Message, raw, problem string, hasTools bool) []Message {
+func appendJSONCorrection(msgs []agentrt.Message, raw, problem string, hasTools bool) []agentrt.Message {
 	if strings.TrimSpace(raw) == "" {
 		raw = "(empty answer)"
 	}
 	return append(msgs,
-		NewAssistantMessage(TextBlock(raw)),
-		NewUserMessage(jsonCorrection(problem, hasTools)))
+		agentrt.NewAssistantMessage(agentrt.TextBlock(raw)),
+		agentrt.NewUserMessage(jsonCorrection(problem, hasTools)))
 }
 
 // generate asks the provider for one answer to msgs, without tools: the
 // system prompt describes them.
-func (jp *jsonPlanner) generate(ctx context.Context, req *ModelRequest, system string, msgs []Message) (*ModelResponse, error) {
+func (jp *jsonPlanner) generate(ctx context.Context, req *agentrt.ModelRequest, system string, msgs []agentrt.Message) (*agentrt.ModelResponse, error) {
 	n := len(msgs)
-	resp, err := jp.p.Generate(ctx, &ModelRequest{
+	resp, err := jp.p.Generate(ctx, &agentrt.ModelRequest{
 		SessionID: req.SessionID,
 		Turn:      req.Turn,
 		System:    system,
@@ -225,13 +234,13 @@ func (jp *jsonPlanner) generate(ctx context.Context, req *ModelRequest, system s
 // decisionResponse is the planner's response for the decision d parsed
 // from the provider's resp: a final answer, or tool calls with ids new in
 // the history h. usage is that of every attempt.
-func decisionResponse(req *ModelRequest, h *jsonHistory, d jsonDecision, resp *ModelResponse, usage Usage) *ModelResponse {
-	out := &ModelResponse{Usage: usage, Model: resp.Model}
+func decisionResponse(req *agentrt.ModelRequest, h *jsonHistory, d jsonDecision, resp *agentrt.ModelResponse, usage agentrt.Usage) *agentrt.ModelResponse {
+	out := &agentrt.ModelResponse{Usage: usage, Model: resp.Model}
 	if d.final {
-		out.Message = NewAssistantMessage(TextBlock(d.answer))
+		out.Message = agentrt.NewAssistantMessage(agentrt.TextBlock(d.answer))
 		out.Finish = resp.Finish
 		if out.Finish == "" {
-			out.Finish = FinishStop
+			out.Finish = agentrt.FinishStop
 		}
 		if req.OnText != nil && d.answer != "" {
 			req.OnText(d.answer)
@@ -239,26 +248,26 @@ func decisionResponse(req *ModelRequest, h *jsonHistory, d jsonDecision, resp *M
 		return out
 	}
 	ids := h.newIDs(len(d.calls))
-	blocks := make([]Block, len(d.calls))
+	blocks := make([]agentrt.Block, len(d.calls))
 	for i, c := range d.calls {
-		blocks[i] = ToolUseBlock(ids[i], c.name, c.arguments)
+		blocks[i] = agentrt.ToolUseBlock(ids[i], c.name, c.arguments)
 	}
-	out.Message = NewAssistantMessage(blocks...)
-	out.Finish = FinishToolUse
+	out.Message = agentrt.NewAssistantMessage(blocks...)
+	out.Finish = agentrt.FinishToolUse
 	return out
 }
 
 // answerText is the whole text of a provider's answer, wherever the
 // provider put it (stray Content first, as the runtime's sanitizing does),
 // even in a message whose Role was left empty.
-func answerText(m Message) string {
-	m.Role = RoleAssistant
+func answerText(m agentrt.Message) string {
+	m.Role = agentrt.RoleAssistant
 	return m.Content + m.Text()
 }
 
 // system renders the system prompt for req.
-func (jp *jsonPlanner) system(req *ModelRequest) (string, error) {
-	data := JSONPromptData{
+func (jp *jsonPlanner) system(req *agentrt.ModelRequest) (string, error) {
+	data := PromptData{
 		Instructions: req.System,
 		Tools:        jsonToolsSection(req.Tools),
 		Format:       jsonFormatSection(len(req.Tools) > 0, req.ResponseSchema),
@@ -280,7 +289,7 @@ func (jp *jsonPlanner) system(req *ModelRequest) (string, error) {
 	return sb.String(), nil
 }
 
-func jsonToolsSection(specs []ToolSpec) string {
+func jsonToolsSection(specs []agentrt.ToolSpec) string {
 	if len(specs) == 0 {
 		return ""
 	}
@@ -384,8 +393,8 @@ type jsonCallWire struct {
 
 // parseJSONDecision reads the model's answer. problem is "" on success and
 // otherwise says, for the model, what is wrong.
-func parseJSONDecision(raw string, specs []ToolSpec, tools map[string]bool) (d jsonDecision, problem string) {
-	obj, err := extractJSON(raw)
+func parseJSONDecision(raw string, specs []agentrt.ToolSpec, tools map[string]bool) (d jsonDecision, problem string) {
+	obj, err := jsonextract.Extract(raw)
 	if err != nil {
 		return d, err.Error()
 	}
@@ -435,7 +444,7 @@ func parseJSONDecision(raw string, specs []ToolSpec, tools map[string]bool) (d j
 	return d, fmt.Sprintf(`unknown action %q: use "tool_call", "tool_calls" or "final_answer"`, action)
 }
 
-func checkJSONCall(rawName, rawArgs json.RawMessage, specs []ToolSpec, tools map[string]bool) (c jsonCall, problem string) {
+func checkJSONCall(rawName, rawArgs json.RawMessage, specs []agentrt.ToolSpec, tools map[string]bool) (c jsonCall, problem string) {
 	if len(rawName) == 0 || json.Unmarshal(rawName, &c.name) != nil || strings.TrimSpace(c.name) == "" {
 		return c, `a tool call needs a "name": the name of one of the tools`
 	}
@@ -481,26 +490,26 @@ func checkJSONCall(rawName, rawArgs json.RawMessage, specs []ToolSpec, tools map
 // jsonHistory is the session as a text-only conversation, and what is
 // needed to give new tool_use ids that are unique in the session.
 type jsonHistory struct {
-	msgs []Message
+	msgs []agentrt.Message
 	next int             // the session's count of assistant messages, plus one
 	used map[string]bool // tool_use ids in the session
 }
 
-func newJSONHistory(session []Message) *jsonHistory {
-	h := &jsonHistory{msgs: make([]Message, 0, len(session)), next: 1, used: map[string]bool{}}
+func newJSONHistory(session []agentrt.Message) *jsonHistory {
+	h := &jsonHistory{msgs: make([]agentrt.Message, 0, len(session)), next: 1, used: map[string]bool{}}
 	names := map[string]string{} // tool_use id -> tool name
 	for _, m := range session {
 		switch m.Role {
-		case RoleAssistant:
+		case agentrt.RoleAssistant:
 			h.next++
 			for _, b := range m.Blocks {
-				if b.Type == BlockToolUse {
+				if b.Type == agentrt.BlockToolUse {
 					names[b.ID] = b.Name
 					h.used[b.ID] = true
 				}
 			}
-			h.msgs = append(h.msgs, NewAssistantMessage(TextBlock(renderJSONDecision(m))))
-		case RoleTool:
+			h.msgs = append(h.msgs, agentrt.NewAssistantMessage(agentrt.TextBlock(renderJSONDecision(m))))
+		case agentrt.RoleTool:
 			kind := "result"
 			if m.IsError {
 				kind = "error"
@@ -523,19 +532,19 @@ func newJSONHistory(session []Message) *jsonHistory {
 // message too: the model sees user and assistant turns alternate. parts
 // (the images and documents of a user message or tool result) go along,
 // for the provider to send or refuse.
-func (h *jsonHistory) addUser(text string, parts []Block) {
-	if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == RoleUser {
+func (h *jsonHistory) addUser(text string, parts []agentrt.Block) {
+	if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == agentrt.RoleUser {
 		last := &h.msgs[n-1]
 		if len(last.Blocks) > 0 {
 			// Text after parts: keep the order.
-			last.Blocks = append(last.Blocks, TextBlock(text))
+			last.Blocks = append(last.Blocks, agentrt.TextBlock(text))
 		} else {
 			last.Content += "\n\n" + text
 		}
 		last.Blocks = append(last.Blocks, parts...)
 		return
 	}
-	h.msgs = append(h.msgs, NewUserMessage(text, slices.Clip(parts)...))
+	h.msgs = append(h.msgs, agentrt.NewUserMessage(text, slices.Clip(parts)...))
 }
 
 // newIDs returns n tool_use ids for the next assistant message.
@@ -555,7 +564,7 @@ func (h *jsonHistory) newIDs(n int) []string {
 
 // renderJSONDecision writes an assistant message as the decision that
 // produces it, with any text written beside tool calls before it.
-func renderJSONDecision(m Message) string {
+func renderJSONDecision(m agentrt.Message) string {
 	text := answerText(m)
 	uses := m.ToolUses()
 	var w jsonDecisionWire
@@ -604,4 +613,36 @@ func marshalJSONValue(v any) json.RawMessage {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// emptyObject is the input of a call given without arguments.
+var emptyObject = json.RawMessage(`{}`)
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// jsonKind names the JSON type of a decoded value, for error messages.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
 }

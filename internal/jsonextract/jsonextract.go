@@ -1,4 +1,6 @@
-package agentrt
+// Package jsonextract finds and repairs the JSON object in a model's text
+// answer; the JSON planner and typed output share it.
+package jsonextract
 
 import (
 	"encoding/json"
@@ -7,19 +9,19 @@ import (
 	"strings"
 )
 
-// Errors of extractJSON, in the words a model can act on.
+// Errors of Extract, in the words a model can act on.
 var (
 	errNoJSONObject  = errors.New("no JSON object found")
 	errJSONNotClosed = errors.New("the JSON object is not closed: the text ends inside it")
 )
 
-// maxExtractRetries bounds the candidate objects that extractJSON tries
+// maxExtractRetries bounds the candidate objects that Extract tries
 // again from a later '{' after one that never closed or closed with the
 // wrong bracket. Each such try may scan to the end of the text, so the
-// bound keeps extractJSON linear in the length of its input.
+// bound keeps Extract linear in the length of its input.
 const maxExtractRetries = 32
 
-// extractJSON returns the first JSON object in text, repaired, as a model
+// Extract returns the first JSON object in text, repaired, as a model
 // writes it around its answer: inside a ```json code fence, after or before
 // prose, followed by a second object (which is ignored).
 //
@@ -42,9 +44,9 @@ const maxExtractRetries = 32
 // On success the result is a new slice, always a JSON object for which
 // json.Valid reports true. Otherwise the error says what was wrong in terms
 // a model can act on: no object, an object that is not closed (the answer
-// was cut off), or invalid JSON with the decoder's message. extractJSON is
+// was cut off), or invalid JSON with the decoder's message. Extract is
 // safe for concurrent use.
-func extractJSON(text string) (json.RawMessage, error) {
+func Extract(text string) (json.RawMessage, error) {
 	var firstErr error
 	retries := 0
 	for start := 0; start < len(text); {
