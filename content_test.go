@@ -163,11 +163,18 @@ func TestUsageCountsReasoningAndCache(t *testing.T) {
 	u1 := agentrt.Usage{InputTokens: 1000, OutputTokens: 300, ReasoningTokens: 200, CacheReadTokens: 600, CacheWriteTokens: 100}
 	u2 := agentrt.Usage{InputTokens: 500, OutputTokens: 50, ReasoningTokens: 10, CacheReadTokens: 400}
 	p := agenttest.Script(agenttest.CallTool("nope", `{}`).WithUsage(u1), agenttest.Reply("done").WithUsage(u2))
-	s := agentrt.NewMemoryStore()
+	s, err := agentrt.NewJSONLStore(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer s.Close()
 	ag := &agentrt.Agent{Planner: p, Store: s}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 	require.NoError(t, err)
 	done := events[len(events)-1].(agentrt.Done)
+	var perCall []agentrt.Usage
+	for _, m := range agenttest.Filter[agentrt.AssistantMessage](events) {
+		perCall = append(perCall, m.Usage)
+	}
+	assert.Equal(t, []agentrt.Usage{u1, u2}, perCall, "each AssistantMessage event has its call's usage")
 	want := agentrt.Usage{InputTokens: 1500, OutputTokens: 350, ReasoningTokens: 210, CacheReadTokens: 1000, CacheWriteTokens: 100}
 	assert.Equal(t, want, done.Usage)
 
@@ -176,10 +183,17 @@ func TestUsageCountsReasoningAndCache(t *testing.T) {
 	cost := (400*3 + 350*15 + 1000*0.3 + 100*3.75) / 1e6
 	assert.InDelta(t, cost, prices.Cost(done.Usage), 1e-12)
 
-	// The usage records of the session carry the reasoning tokens.
-	b, err := json.Marshal(u1)
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"input_tokens":1000,"output_tokens":300,"reasoning_tokens":200,"cache_read_tokens":600,"cache_write_tokens":100}`, string(b))
+	// The usage records of the session carry them, one per planner call.
+	var usage []string
+	for rec, err := range s.Records(context.Background(), "s") {
+		require.NoError(t, err)
+		if rec.Kind == agentrt.RecordUsage {
+			usage = append(usage, string(rec.Data))
+		}
+	}
+	require.Len(t, usage, 2)
+	assert.JSONEq(t, `{"turn":1,"usage":{"input_tokens":1000,"output_tokens":300,"reasoning_tokens":200,"cache_read_tokens":600,"cache_write_tokens":100}}`, usage[0])
+	assert.JSONEq(t, `{"turn":2,"usage":{"input_tokens":500,"output_tokens":50,"reasoning_tokens":10,"cache_read_tokens":400}}`, usage[1])
 }
 
 func TestFinalAnswerUsesToolChoiceNone(t *testing.T) {
