@@ -51,7 +51,8 @@ type Options struct {
 	// price and reads 0.1 times, and prompts below the model's minimum
 	// (1024 to 4096 tokens) are not cached at all, so the default pays off
 	// from the second call of a run. Turn it off for one-shot calls with a
-	// prompt that is never sent again.
+	// prompt that is never sent again. A top-level "cache_control" in
+	// ExtraFields (automatic caching) turns these breakpoints off too.
 	NoCache bool
 
 	// ExtraFields are merged into the top level of every request body, for

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -240,14 +241,20 @@ func TestCacheBreakpointsRecorded(t *testing.T) {
 
 func TestNoCacheSendsNoBreakpoints(t *testing.T) {
 	t.Parallel()
-	r := newReplay(t, jsonReply(fixture(t, "text.json")))
-	_, err := r.provider("m", &Options{NoCache: true, MaxRetries: -1}).Generate(context.Background(), &agentrt.ModelRequest{
+	r := newReplay(t, jsonReply(fixture(t, "text.json")), jsonReply(fixture(t, "text.json")))
+	req := &agentrt.ModelRequest{
 		System:   "sys",
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		Tools:    []agentrt.ToolSpec{weatherTool},
-	})
+	}
+	_, err := r.provider("m", &Options{NoCache: true, MaxRetries: -1}).Generate(context.Background(), req)
 	require.NoError(t, err)
-	assert.NotContains(t, string(r.only().body), "cache_control")
+	auto := &Options{MaxRetries: -1, ExtraFields: map[string]any{"cache_control": map[string]any{"type": "ephemeral"}}}
+	_, err = r.provider("m", auto).Generate(context.Background(), req)
+	require.NoError(t, err)
+	reqs := r.requests()
+	assert.NotContains(t, string(reqs[0].body), "cache_control")
+	assert.Equal(t, 1, strings.Count(string(reqs[1].body), "cache_control"), "only the top-level one: %s", reqs[1].body)
 }
 
 // Two calls of one long prompt, recorded: the first writes the cache, the

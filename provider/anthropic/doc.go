@@ -55,7 +55,8 @@
 //   - ModelRequest.ToolChoice → "tool_choice": zero not sent (the model
 //     decides, and may call several tools in one answer); "auto" → auto;
 //     "none" → none; "required" → any; "tool" → tool with the name.
-//   - Prompt caching, on unless [Options].NoCache: "cache_control"
+//   - Prompt caching, on unless [Options].NoCache (or a top-level
+//     "cache_control" in ExtraFields, automatic caching): "cache_control"
 //     ephemeral on the end of the system prompt (which caches the tools
 //     before it; on the last tool when there is no system prompt) and on
 //     the last block of each of the last two messages (not on thinking).

@@ -53,7 +53,9 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 		}
 		params.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
 	}
-	if !p.noCache {
+	if _, auto := p.extras["cache_control"]; !p.noCache && !auto {
+		// With top-level cache_control in ExtraFields (automatic caching)
+		// the API places the breakpoint; more could exceed its limit of 4.
 		setBreakpoints(&params)
 	}
 	if p.extras != nil {
