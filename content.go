@@ -14,8 +14,8 @@ import (
 // ErrUnsupportedContent is the Kind (through [ErrInvalidRequest], which it
 // wraps) of the [*ProviderError] a provider returns, before sending
 // anything, for content its API cannot take: a document type it does not
-// read, an image URL where it takes only bytes, an image in a tool result.
-// Use errors.Is.
+// read, an image URL where it takes only bytes, an image where it takes
+// text only. Use errors.Is.
 var ErrUnsupportedContent = fmt.Errorf("%w: unsupported content", ErrInvalidRequest)
 
 // ImageBlock returns an image block of the given media type ("image/png",
@@ -44,8 +44,8 @@ func (a *Agent) RunParts(ctx context.Context, sessionID, text string, parts ...B
 // ContentTool is implemented by a [Tool] whose results can carry images or
 // documents, not only text. The runtime calls ExecuteContent instead of
 // Execute: text becomes the tool result's Content and parts its Blocks.
-// [NewTool] returns a ContentTool when its function returns a [Block] or a
-// []Block.
+// The tools [NewTool] makes are ContentTools: a function that returns a
+// [Block] or a []Block gives parts, any other gives text only.
 type ContentTool interface {
 	Tool
 	ExecuteContent(ctx context.Context, input any) (text string, parts []Block, err error)
