@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -227,4 +228,34 @@ func TestMessageStringShowsParts(t *testing.T) {
 	assert.Equal(t, "hi", a.Text())
 	u := agentrt.NewUserMessage("", agentrt.TextBlock("a"), agentrt.ImageBlock("image/png", tinyPNG), agentrt.TextBlock("b"))
 	assert.Equal(t, "ab", u.Text())
+}
+
+// A screenshot tool called again and again with the same input and the
+// same text is not a loop while its image changes; it is once the image
+// stays the same.
+func TestLoopGuardSeesImages(t *testing.T) {
+	t.Parallel()
+	for _, changing := range []bool{true, false} {
+		var n atomic.Int32
+		shot := agentrt.NewTool("shot", "Screenshot.", func(context.Context, struct{}) ([]agentrt.Block, error) {
+			img := []byte{byte(n.Add(1))}
+			if !changing {
+				img = []byte{7}
+			}
+			return []agentrt.Block{agentrt.TextBlock("the screen"), agentrt.ImageBlock("image/png", img)}, nil
+		}, agentrt.ReadOnly())
+		steps := make([]agenttest.Step, 0, 7)
+		for range 6 {
+			steps = append(steps, agenttest.CallTool("shot", `{}`))
+		}
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{shot}, Planner: agenttest.Script(append(steps, agenttest.Reply("ok"))...)}
+		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "watch"))
+		require.NoError(t, err)
+		done, _ := agenttest.Done(events)
+		if changing {
+			assert.Equal(t, agentrt.StopComplete, done.Reason)
+		} else {
+			assert.Equal(t, agentrt.StopLoopDetected, done.Reason)
+		}
+	}
 }
