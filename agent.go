@@ -203,37 +203,26 @@ func (a *Agent) prepareTools() *prepared {
 	return p
 }
 
-// Run appends input as a user message to the session and runs the loop:
-// ask the planner for the next assistant message, run the tools it calls,
-// append their results, and again, until the model answers without calling
-// a tool. Each step is yielded as an [Event]. Nothing happens until the
-// iterator is ranged over; Run on an existing session continues it (an
-// empty input then adds no user message).
+// Run appends input as a user message to the session and runs the loop
+// (see the package documentation): planner, tools, results, again, until
+// the model answers without calling a tool. Each step is yielded as an
+// [Event]. Nothing happens until the iterator is ranged over; Run on an
+// existing session continues it (an empty input then adds no user message).
 //
-// How a run ends. Four early failures yield one error and nothing else,
-// with the session untouched: an invalid Agent ([ErrInvalidAgent]), a busy
-// session ([ErrSessionBusy]), a session that cannot be loaded, and an empty
-// input on an empty session ([ErrEmptyInput]). Every other run ends in one
-// place: each tool_use still open gets an is_error result, the session is
-// synced, and [Done] is yielded as the last event, saying why
-// (Done.Reason) and where (Done.Layer); for StopError and StopCancelled
-// the error follows Done, once, with a nil event, as the last value.
-// Reaching a limit is not an error: Done.Err() returns [ErrMaxTurns] and
-// the like.
+// Four early failures yield one error and nothing else, the session
+// untouched: [ErrInvalidAgent], [ErrSessionBusy], a session that cannot be
+// loaded, and [ErrEmptyInput]. Every other run ends in one place: each open
+// tool_use gets an is_error result (except the calls a [StopPending] run
+// leaves to a person: see [AskLater] and [Agent.Resume]), the session is
+// synced, and [Done] is the last event, saying why and in which [Layer]; for StopError and
+// StopCancelled the error follows, once, with a nil event. A limit is not
+// an error ([Done.Err]). Tool failures never end a run; a panic in the
+// planner ends it with an error wrapping [*PanicError], the session valid.
+// The invariants hold at every yield: see "Two invariants" in the package
+// documentation.
 //
-// Tool failures never end a run: an unknown tool, an invalid input, a
-// denial, a tool error, panic, runtime.Goexit, timeout or cancellation
-// each become the call's is_error result. A panic or Goexit in the planner
-// ends the run with an error wrapping [*PanicError], the session valid.
-//
-// The invariant. Each assistant message with tool_uses is stored (and
-// synced) before any of its tools runs, then its results, one per
-// tool_use, in order, before the next planner call. "At every yield" means:
-// when an event is yielded, every tool_use of an earlier turn has its
-// result in the store; those of the current turn get theirs before the
-// planner is called again, and before Done, whatever happens. Breaking out
-// of the range loop cancels the run: running tools see their context
-// cancelled and Run waits for them, so no goroutine outlives it.
+// Breaking out of the range loop cancels the run; Run waits for the tools
+// still running, so no goroutine outlives it.
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
 	return a.run(ctx, sessionID, input, runOptions{})
 }

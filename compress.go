@@ -20,7 +20,9 @@ type Compressor interface {
 	Compress(ctx context.Context, req *CompressRequest) (*CompressResult, error)
 }
 
-// CompressRequest is what a [Compressor] is given.
+// CompressRequest is what a [Compressor] is given. Messages is the
+// session's history itself, not a copy: read it and do not modify it (the
+// result may share it).
 type CompressRequest struct {
 	SessionID string
 	// Messages is the whole session, read-only.
@@ -43,7 +45,9 @@ type CompressRequest struct {
 	State any
 }
 
-// CompressResult is what a [Compressor] returns.
+// CompressResult is what a [Compressor] returns. The runtime keeps
+// Messages as the planner's view until the next compression, so the
+// compressor must not modify it after returning.
 type CompressResult struct {
 	// Messages is what the planner sees this turn.
 	Messages []Message
@@ -85,7 +89,9 @@ func EstimateTokens(msgs []Message) int {
 // as many of the most recent messages as fit in the budget, at most
 // MaxMessages of them. It cuts only in front of an assistant message, so a
 // tool_use stays with its results and roles keep alternating; the first
-// message then says how many messages were left out.
+// message then says how many messages were left out. Window is a plain
+// value, safe for concurrent use; its zero value keeps what fits in the
+// budget (Agent.ContextTokens), with no cap on the number of messages.
 type Window struct {
 	// MaxMessages caps the recent messages kept; 0 means no cap (the budget
 	// alone decides).
@@ -187,6 +193,10 @@ func windowCut(msgs []Message, from, budget, max int, count func([]Message) int)
 // compaction record), so a resumed session starts from it while the full
 // history stays on disk, and it is reused turn after turn until the
 // messages after it outgrow the threshold again.
+//
+// Provider is required. A Summarizer keeps no state of its own (the
+// summary travels in the session), so one value may serve any number of
+// agents and runs at once.
 type Summarizer struct {
 	// Provider writes the summaries. Required.
 	Provider Provider
@@ -277,7 +287,7 @@ func (s *Summarizer) summarize(ctx context.Context, msgs []Message, prev *Compac
 		Messages: []Message{NewUserMessage(sb.String())},
 	})
 	if err != nil {
-		return "", fmt.Errorf("agentrt: summarize: %w", err)
+		return "", wrapf(err, "summarize")
 	}
 	text := strings.TrimSpace(resp.Message.Text())
 	if text == "" {

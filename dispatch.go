@@ -47,6 +47,9 @@ func (r *run) runTools() bool {
 			if c.note == "" {
 				r.runOne(c)
 			}
+			if r.appr.deferring {
+				return r.holdRest(calls)
+			}
 			if !r.finishCall(c) {
 				return false
 			}
@@ -55,6 +58,9 @@ func (r *run) runTools() bool {
 		}
 		if !r.runParallel(calls[i:j]) {
 			return false
+		}
+		if r.appr.deferring {
+			return r.holdRest(calls)
 		}
 		i = j
 	}
@@ -109,7 +115,7 @@ func (r *run) runOne(c *call) {
 // allowed ones together and appends each result once it and every call
 // before it are done.
 func (r *run) runParallel(group []call) bool {
-	r.decideGroup(group)
+	group = r.decideGroup(group)
 	done, running := r.startGroup(group)
 	if err := r.settleGroup(group, done, running); err != nil {
 		// Every tool of the group has returned: stop answers those left.
@@ -119,8 +125,9 @@ func (r *run) runParallel(group []call) bool {
 }
 
 // decideGroup announces each call of the group and decides, in order,
-// whether it runs; a call that does not is marked skip.
-func (r *run) decideGroup(group []call) {
+// whether it runs; a call that does not is marked skip. It returns the
+// calls before the first one left to a person (all of them, usually).
+func (r *run) decideGroup(group []call) []call {
 	for k := range group {
 		c := &group[k]
 		r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: true})
@@ -136,7 +143,11 @@ func (r *run) decideGroup(group []call) {
 			c.decide(notRunText(c.use), r.ctx.Err())
 			c.skip = true
 		}
+		if c.pending {
+			return group[:k]
+		}
 	}
+	return group
 }
 
 // startGroup runs the calls of the group that were not skipped, at most
@@ -223,6 +234,9 @@ func (r *run) decide(c *call) bool {
 // it may run; c.input is then the input the tool gets, and c.rewrite the
 // checker's replacement, if any. It runs on the worker.
 func (r *run) check(c *call) bool {
+	if c.held != nil || c.pending {
+		return r.checkHeld(c)
+	}
 	e := c.entry
 	c.stage = stageDecode
 	in, err := e.tool.Decode(c.use.Input)
@@ -232,10 +246,14 @@ func (r *run) check(c *call) bool {
 	}
 	c.stage = stageCheck
 	d, in := r.askPermission(c, in)
+	if d.Pending {
+		return r.deferCall(c, d, in)
+	}
 	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	if !r.audit(c, d) {
 		return false
 	}
+	r.remember(c, d)
 	if !d.Allow {
 		reason := d.Reason
 		if reason == "" {
@@ -261,10 +279,14 @@ func (r *run) askPermission(c *call, in any) (Decision, any) {
 		Input:     in,
 		RawInput:  c.use.Input,
 	}
-	d, err := r.permission.Check(r.ctx, req)
-	if err != nil {
-		d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
-	}
+	d := r.askRemembered(c, req, func() Decision {
+		d, err := r.permission.Check(r.ctx, req)
+		if err != nil {
+			d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
+		}
+		return d
+	})
+	var err error
 	if d.Allow && d.Input != nil {
 		c.stage = stageDecode
 		if raw, ok := rawJSON(d.Input); ok {
@@ -287,7 +309,8 @@ func (r *run) audit(c *call, d Decision) bool {
 	if d.Allow && c.entry.spec.ReadOnly && d.Input == nil && d.Source == "policy" {
 		return true
 	}
-	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source}
+	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source,
+		Always: d.Always, AnyTool: d.AnyTool, Pattern: d.Pattern}
 	if raw, ok := rawJSON(d.Input); ok {
 		rec.Input = raw
 	} else if d.Input != nil {

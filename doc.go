@@ -35,9 +35,16 @@
 // input, a denied permission, a tool error, panic, runtime.Goexit or
 // timeout, and cancellation during a tool all become is_error tool results
 // that the model sees. Neither breaks the message chain, so a session can
-// always be sent to a model again. Ids are made unique by construction, and
-// user callbacks (planners, tools, checkers, hooks) run where a panic or a
-// Goexit in them is contained; see [Agent.Run] for the exact contract.
+// always be sent to a model again. An assistant message with tool_uses is
+// stored (and synced) before any of its tools runs, and its results, one per
+// tool_use and in order, before the next planner call and before [Done]:
+// when an event is yielded, every tool_use of an earlier turn has its result
+// in the store. The one exception is a run that stops with [StopPending]:
+// the calls it leaves to a person ([AskLater]) stay open, recorded as
+// pending, until [Agent.Resume] decides them; no planner call happens
+// before they are answered. Ids are made unique by construction, and user callbacks
+// (planners, tools, checkers, hooks) run where a panic or a Goexit in them
+// is contained; see [Agent.Run] for how a run ends.
 //
 // # Tools
 //

@@ -239,7 +239,7 @@ func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction,
 		if out.Retry {
 			out.Delay, _ = d.a.Retry.delay(attempt, planErr)
 		}
-		out.Err, out.Layer = fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, planErr), layerOf(planErr)
+		out.Err, out.Layer = wrapf(planErr, "planner (turn %d)", req.Turn), layerOf(planErr)
 	default:
 		out.Response = resp
 	}
@@ -252,6 +252,12 @@ func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction,
 // may not run, its outcome (is_error). A panic or Goexit in Decode or the
 // checker denies the call. Events (PermissionDecision) go to emit, if
 // non-nil. The BeforeTool hooks run in Execute, with the tool.
+//
+// A call the checker leaves to a person ([AskLater]) is returned with the
+// model's input and a PermissionDecision event whose Decision.Pending is
+// set: the runtime must then ask the person (the temporal package waits
+// for an [Approval]) and run the call only if they allow it. With a nil
+// emit such a call is denied, since the runtime could not know.
 func (d *Durable) Decide(ctx context.Context, turn int, use Block, emit func(Event)) (input json.RawMessage, denied *ToolOutcome) {
 	c, out := d.lookup(use)
 	if out != nil {
@@ -350,6 +356,8 @@ func (d *Durable) runner(ctx context.Context, turn int, emit func(Event)) *run {
 	r.l = &r.loop
 	r.l.init(d.p, d.l.sessionID, nil)
 	r.l.turn = turn
+	r.appr.loaded = true     // the durable runtime keeps remembered decisions
+	r.appr.ask = emit != nil // it sees a Pending decision and asks the person
 	return r
 }
 

@@ -27,6 +27,10 @@ var (
 	ErrInvalidSessionID = errors.New("agentrt: invalid session id")
 	// ErrEmptyInput is returned by Run for an empty input on a new session.
 	ErrEmptyInput = errors.New("agentrt: empty input for a new session")
+	// ErrNotPending is returned by [Agent.Resume], before anything runs,
+	// for an [Approval] of a call that is not pending: an unknown call,
+	// one already decided, or one approved twice.
+	ErrNotPending = errors.New("agentrt: no such pending call")
 )
 
 // Errors of the JSONL store and the JSON planner.
@@ -160,3 +164,18 @@ type PanicError struct {
 }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// wrapf puts context in front of err as "agentrt: <context>: <err>", with
+// one "agentrt: " prefix however deep the chain: err's own prefix is left
+// out of the text (errors.Is and errors.As still see err).
+func wrapf(err error, format string, args ...any) error {
+	return &prefixedError{ctx: "agentrt: " + fmt.Sprintf(format, args...) + ": ", err: err}
+}
+
+type prefixedError struct {
+	ctx string
+	err error
+}
+
+func (e *prefixedError) Error() string { return e.ctx + strings.TrimPrefix(e.err.Error(), "agentrt: ") }
+func (e *prefixedError) Unwrap() error { return e.err }

@@ -125,6 +125,11 @@ const (
 	// StopError: the planner, a hook or the store failed, or the final
 	// answer did not match the expected output; the error follows Done.
 	StopError StopReason = "error"
+	// StopPending: the permission checker left calls to a person
+	// ([AskLater]). They are recorded in the session and listed in
+	// Done.Pending, unanswered; [Agent.Resume] continues the run with the
+	// person's decisions.
+	StopPending StopReason = "pending"
 )
 
 // Layer names the part of the system a run's stop came from, so that a
@@ -149,6 +154,9 @@ const (
 	// LayerCancellation: the context was cancelled or the caller stopped
 	// ranging.
 	LayerCancellation Layer = "cancellation"
+	// LayerPermission: the permission checker deferred calls to a person
+	// (StopPending).
+	LayerPermission Layer = "permission"
 )
 
 // Done is the last event of every run that started (see [Agent.Run] for
@@ -170,6 +178,9 @@ type Done struct {
 	Usage Usage
 	// Turns is the number of planner calls made.
 	Turns int
+	// Pending lists, for StopPending, the calls that wait for a person's
+	// decision, in order, each with its decoded input; nil otherwise.
+	Pending []*PermissionRequest
 }
 
 // Err returns nil for a complete run and an error that says why it ended
@@ -214,4 +225,8 @@ type permissionRecord struct {
 	Source    string `json:"source,omitempty"`
 	// Input is the rewritten input, when the checker changed it.
 	Input json.RawMessage `json:"input,omitempty"`
+	// Always, AnyTool and Pattern are a remembered decision's rule.
+	Always  bool   `json:"always,omitempty"`
+	AnyTool bool   `json:"any_tool,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
 }

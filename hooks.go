@@ -69,7 +69,10 @@ type RunInfo struct {
 	Start time.Time
 }
 
-// ToolInvocation describes a tool call to hooks.
+// ToolInvocation describes a tool call to hooks. Each call has its own,
+// passed to its BeforeTool and AfterTool hooks, which may keep it; only
+// BeforeTool's change of Input takes effect. Tool and RawInput are shared
+// with the agent and the session and must not be modified.
 type ToolInvocation struct {
 	SessionID string
 	Turn      int

@@ -85,44 +85,22 @@ type JSONLOptions struct {
 
 // JSONLStore is a [SessionStore] that keeps each session in one
 // append-only file of JSON lines, <dir>/<session-id>.jsonl, in the public
-// format described in docs/jsonl-format.md: a header line, then one line
-// per message or other record. Appending a message writes one line with a
-// single write to a file opened for appending, whatever the session's
-// length; earlier lines are never rewritten.
+// format of docs/jsonl-format.md: a header, then one line per message or
+// record, each written with one write; earlier lines are never rewritten.
+// It also implements [Locker], [RecordAppender] and [Syncer] (see
+// [Durability]).
 //
-// After a crash, a session file may end with a partial or unparsable last
-// line. Reading skips that line and reports it to
-// [JSONLOptions.OnWarning] as a [*TruncatedTailError]; the next append
-// removes it first, so that a new line never follows garbage. That is the
-// only case in which the store shortens a file. Damage anywhere else fails
-// Load with a [*CorruptLineError] naming the file and line: the store never
-// skips a line in the middle of a session.
+// A crash-truncated last line is skipped, reported to
+// [JSONLOptions.OnWarning] as a [*TruncatedTailError] and removed by the
+// next append; damage anywhere else fails Load with a [*CorruptLineError]
+// ("Reading, and what a crash leaves" in the format document). Lock keeps a
+// session to one run, in this process and across processes ("Locking");
+// Append does not take it. All file access goes through an [os.Root] on dir,
+// so no session id, link or ".." reaches a file outside it.
 //
-// JSONLStore implements [Locker]: a second Lock on a session held in this
-// process returns [ErrSessionBusy] at once, and so does a Lock on a session
-// held by another process (or another JSONLStore on the same directory),
-// through an advisory lock, flock(2) on "<dir>/<session-id>.lock" on Linux,
-// macOS and the BSDs, LockFileEx on Windows; on other platforms only runs in
-// one process are kept apart. Append does not take the lock: the runtime
-// holds it for the whole run, and a program that appends to a session that
-// another process may be running must hold it too. While a session is
-// locked, the store keeps its file open; otherwise each write opens and
-// closes it. Opening a session file for appending reads its last line (to
-// check it and find the next seq), which costs the length of that line, not
-// of the session.
-//
-// It also implements [RecordAppender] (permission, usage and other records
-// are lines of their own kinds) and [Syncer] (see [Durability]).
-//
-// All file access goes through an [os.Root] on dir: session ids are checked
-// with [ValidateSessionID], and no name, symbolic link or ".." can reach a
-// file outside dir. Files are created with mode 0600, and dir, if missing,
-// with 0700. On a case-insensitive file system (the default on macOS and
-// Windows) session ids that differ only in case name the same file.
-//
-// A JSONLStore is safe for concurrent use. Different sessions are written
-// fully in parallel; writes to one session are serialized. Close releases
-// its open files and locks.
+// A JSONLStore is safe for concurrent use: sessions are written in
+// parallel, writes to one session are serialized. Close releases its files
+// and locks; later calls return an error.
 type JSONLStore struct {
 	dir  string
 	root *os.Root
@@ -159,7 +137,7 @@ var _ interface {
 } = (*JSONLStore)(nil)
 
 // errLockHeld is returned by lockFile when another holder has the lock.
-var errLockHeld = errors.New("locked by another process or another store on the same directory")
+var errLockHeld = errors.New("locked by another process or another JSONLStore on the same directory")
 
 // errClosed is returned after Close.
 var errClosed = fmt.Errorf("agentrt: JSONL store is closed: %w", os.ErrClosed)
@@ -172,11 +150,11 @@ func NewJSONLStore(dir string, opts *JSONLOptions) (*JSONLStore, error) {
 		return nil, errors.New("agentrt: NewJSONLStore: empty directory name")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("agentrt: NewJSONLStore: %w", err)
+		return nil, wrapf(err, "NewJSONLStore")
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("agentrt: NewJSONLStore: %w", err)
+		return nil, wrapf(err, "NewJSONLStore")
 	}
 	s := &JSONLStore{dir: dir, root: root, sessions: map[string]*jsonlSession{}}
 	if opts != nil {
@@ -282,7 +260,7 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	}
 	body, err := encodeMessage(msg)
 	if err != nil {
-		return fmt.Errorf("agentrt: JSONLStore.Append: %w", err)
+		return wrapf(err, "JSONLStore.Append")
 	}
 	return s.appendLine(ctx, sessionID, JSONLKindMessage, body)
 }
@@ -302,7 +280,7 @@ func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Rec
 	if len(rec.Data) > 0 {
 		var err error
 		if body, err = appendCompact(nil, rec.Data); err != nil {
-			return fmt.Errorf("agentrt: JSONLStore.AppendRecord: %s data: %w", rec.Kind, err)
+			return wrapf(err, "JSONLStore.AppendRecord: %s data", rec.Kind)
 		}
 	}
 	return s.appendLine(ctx, sessionID, rec.Kind, body)
@@ -342,13 +320,13 @@ func (s *JSONLStore) appendLine(ctx context.Context, id, kind string, body []byt
 			e.f.Close()
 			e.f = nil
 		}
-		return fmt.Errorf("agentrt: appending to %s: %w", s.path(id), err)
+		return wrapf(err, "appending to %s", s.path(id))
 	}
 	e.nextSeq++
 	switch s.opts.Durability {
 	case SyncEveryAppend:
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("agentrt: syncing %s: %w", s.path(id), err)
+			return wrapf(err, "syncing %s", s.path(id))
 		}
 	case SyncEveryTurn:
 		e.dirty = true
@@ -391,12 +369,12 @@ func (s *JSONLStore) flushLocked(e *jsonlSession) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("agentrt: syncing %s: %w", s.path(e.id), err)
+			return wrapf(err, "syncing %s", s.path(e.id))
 		}
 		defer f.Close()
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("agentrt: syncing %s: %w", s.path(e.id), err)
+		return wrapf(err, "syncing %s", s.path(e.id))
 	}
 	e.dirty = false
 	return nil
@@ -409,7 +387,7 @@ func (s *JSONLStore) openAppend(id string) (*os.File, int64, error) {
 	name := fileName(id)
 	f, err := s.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, 0, fmt.Errorf("agentrt: opening %s: %w", s.path(id), err)
+		return nil, 0, wrapf(err, "opening %s", s.path(id))
 	}
 	next, err := s.prepareAppend(f, id)
 	if err != nil {
@@ -441,7 +419,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 		tail := &TruncatedTailError{File: s.path(id), Line: line + 1, Offset: cut, Repaired: true}
 		tail.Err = s.tailCause(f, cut, size)
 		if err := f.Truncate(cut); err != nil {
-			return 0, fmt.Errorf("agentrt: removing the damaged tail of %s: %w", s.path(id), err)
+			return 0, wrapf(err, "removing the damaged tail of %s", s.path(id))
 		}
 		s.warn(tail)
 		size = cut
@@ -454,7 +432,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 		return 0, err
 	}
 	if _, err := f.Write(hdr); err != nil {
-		return 0, fmt.Errorf("agentrt: writing the header of %s: %w", s.path(id), err)
+		return 0, wrapf(err, "writing the header of %s", s.path(id))
 	}
 	if s.opts.Durability != SyncNever {
 		// Make the new file itself durable: its data and its directory entry.
@@ -585,7 +563,7 @@ func (s *JSONLStore) syncDir() error {
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("agentrt: syncing %s: %w", s.dir, err)
+		return wrapf(err, "syncing %s", s.dir)
 	}
 	return nil
 }
@@ -625,7 +603,7 @@ func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off i
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("agentrt: reading session %q: %w", id, err)
+		return nil, wrapf(err, "reading session %q", id)
 	}
 	defer f.Close()
 	return scanLines(ctx, io.NewSectionReader(f, 0, size), s.path(id), s.opts.MaxLineSize, fn)
@@ -752,9 +730,9 @@ func (s *JSONLStore) Lock(ctx context.Context, sessionID string) (unlock func(),
 		e.mu.Unlock()
 		s.release(e)
 		if err == errLockHeld {
-			return nil, fmt.Errorf("%w: %q is locked by another process or another store on the same directory (%s)", ErrSessionBusy, sessionID, filepath.Join(s.dir, sessionID+".lock"))
+			return nil, fmt.Errorf("%w: %q is locked by %s (%s)", ErrSessionBusy, sessionID, s.lockHolder(sessionID), filepath.Join(s.dir, sessionID+".lock"))
 		}
-		return nil, fmt.Errorf("agentrt: locking session %q: %w", sessionID, err)
+		return nil, wrapf(err, "locking session %q", sessionID)
 	}
 	h := new(struct{})
 	e.holder, e.lock = h, lf
@@ -795,7 +773,7 @@ func (s *JSONLStore) Delete(ctx context.Context, sessionID string) error {
 	}
 	return s.withExclusive(sessionID, func(e *jsonlSession) error {
 		if err := s.root.Remove(fileName(sessionID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("agentrt: deleting session %q: %w", sessionID, err)
+			return wrapf(err, "deleting session %q", sessionID)
 		}
 		e.dirty = false
 		s.list.forget(sessionID)
@@ -818,10 +796,10 @@ func (s *JSONLStore) withExclusive(id string, fn func(e *jsonlSession) error) er
 	}
 	lf, err := lockFile(s.root, id+".lock")
 	if err == errLockHeld {
-		return fmt.Errorf("%w: %q is locked by another process or another store on the same directory", ErrSessionBusy, id)
+		return fmt.Errorf("%w: %q is locked by %s (%s)", ErrSessionBusy, id, s.lockHolder(id), filepath.Join(s.dir, id+".lock"))
 	}
 	if err != nil {
-		return fmt.Errorf("agentrt: locking session %q: %w", id, err)
+		return wrapf(err, "locking session %q", id)
 	}
 	if lf != nil {
 		defer unlockFile(s.root, id+".lock", lf)
@@ -848,7 +826,7 @@ func (s *JSONLStore) Create(ctx context.Context, sessionID string, metadata json
 	}
 	hdr, err := appendHeaderLine(nil, &JSONLHeader{Version: JSONLVersion, SessionID: sessionID, Created: s.opts.Now(), Metadata: metadata})
 	if err != nil {
-		return fmt.Errorf("agentrt: JSONLStore.Create: %w", err)
+		return wrapf(err, "JSONLStore.Create")
 	}
 	return s.withExclusive(sessionID, func(*jsonlSession) error {
 		return s.createFile(sessionID, func(w io.Writer) error {
@@ -869,7 +847,7 @@ func (s *JSONLStore) createFile(id string, write func(io.Writer) error) error {
 	}
 	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("agentrt: creating session %q: %w", id, err)
+		return wrapf(err, "creating session %q", id)
 	}
 	defer s.root.Remove(tmp)
 	err = write(f)
@@ -880,7 +858,7 @@ func (s *JSONLStore) createFile(id string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("agentrt: creating session %q: %w", id, err)
+		return wrapf(err, "creating session %q", id)
 	}
 	if err := s.root.Link(tmp, name); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -889,7 +867,7 @@ func (s *JSONLStore) createFile(id string, write func(io.Writer) error) error {
 		// No hard links here (some file systems): rename, which we may
 		// do as we hold the session's lock and it did not exist.
 		if err := s.root.Rename(tmp, name); err != nil {
-			return fmt.Errorf("agentrt: creating session %q: %w", id, err)
+			return wrapf(err, "creating session %q", id)
 		}
 	}
 	if s.opts.Durability != SyncNever {

@@ -304,7 +304,7 @@ func TestJSONLLockAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
 	_, err = s.Lock(ctx, "held")
 	require.ErrorIs(t, err, agentrt.ErrSessionBusy)
-	assert.Contains(t, err.Error(), "another process")
+	assert.Contains(t, err.Error(), "another process (pid "+strconv.Itoa(cmd.Process.Pid)+")")
 	pid, err := os.ReadFile(filepath.Join(dir, "held.lock"))
 	require.NoError(t, err)
 	assert.Equal(t, strconv.Itoa(cmd.Process.Pid)+"\n", string(pid), "the lock file names its holder")

@@ -51,7 +51,7 @@ func (s *JSONLStore) Fork(ctx context.Context, src, dst string, upTo int) error 
 		return fmt.Errorf("agentrt: Fork: session %q does not exist: %w", src, fs.ErrNotExist)
 	}
 	if err != nil {
-		return fmt.Errorf("agentrt: Fork: reading session %q: %w", src, err)
+		return wrapf(err, "Fork: reading session %q", src)
 	}
 	defer f.Close()
 

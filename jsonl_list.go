@@ -68,12 +68,12 @@ func (s *JSONLStore) List(ctx context.Context) ([]SessionInfo, error) {
 	}
 	d, err := s.root.Open(".")
 	if err != nil {
-		return nil, fmt.Errorf("agentrt: listing %s: %w", s.dir, err)
+		return nil, wrapf(err, "listing %s", s.dir)
 	}
 	ents, err := d.ReadDir(-1)
 	d.Close()
 	if err != nil {
-		return nil, fmt.Errorf("agentrt: listing %s: %w", s.dir, err)
+		return nil, wrapf(err, "listing %s", s.dir)
 	}
 	infos := make([]SessionInfo, 0, len(ents))
 	for _, de := range ents {

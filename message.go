@@ -53,7 +53,8 @@ const (
 //
 // For a text block only Text is set. For a tool_use block ID, Name and
 // Input are set; Input is the tool's input as the model sent it (raw JSON,
-// normally an object). For image and document blocks MediaType and Data
+// normally an object). Input is shared like the rest of its [Message]: read
+// it, do not modify it. For image and document blocks MediaType and Data
 // (or URL) are set. See [BlockThinking] for thinking blocks.
 type Block struct {
 	Type  BlockType       `json:"type"`

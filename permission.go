@@ -24,9 +24,16 @@ type PermissionRequest struct {
 	Input any
 	// RawInput is the input as the model sent it.
 	RawInput json.RawMessage
+	// Remembered is the decision a person made earlier in this session
+	// for calls like this one (an "always", see [Decision.Always]), or
+	// nil. A checker that would ask a person may return it instead; the
+	// runtime applies it itself to a call the checker defers ([AskLater]).
+	Remembered *Decision
 }
 
-// Decision is a permission checker's answer.
+// Decision is a permission checker's answer, a plain value. The zero value
+// denies, with no reason. An Input it carries goes to the tool as it is: do
+// not modify it afterwards.
 type Decision struct {
 	// Allow lets the call run.
 	Allow bool
@@ -40,7 +47,36 @@ type Decision struct {
 	// a name of the checker's choosing. It is reported in events and the
 	// session's audit records.
 	Source string
+	// Pending, set by [AskLater], neither allows nor denies the call: a
+	// person decides later. The run stops with StopPending; see
+	// [Agent.Resume]. Allow, Reason and Input are then ignored.
+	Pending bool
+	// Always remembers a person's decision for the rest of the session,
+	// for later calls of the same tool (of every tool with AnyTool) whose
+	// input matches Pattern: the runtime applies it, with Source
+	// "remembered", to such a call the checker defers ([AskLater]), and
+	// passes it to the checker as PermissionRequest.Remembered
+	// ([AskOnWrite] answers with it instead of asking). The rule is
+	// recorded in the session's permission record, so it holds on every
+	// later run of the session, in any process.
+	Always bool
+	// AnyTool widens an Always rule to every tool.
+	AnyTool bool
+	// Pattern, when not empty, narrows an Always rule to calls whose
+	// input, as compact JSON, matches this regular expression (package
+	// regexp), such as `"path":"notes/`. An invalid pattern remembers
+	// nothing.
+	Pattern string
 }
+
+// AskLater returns a decision that leaves the call to a person, who
+// answers later, possibly from another process: the run records the call
+// as pending in the session, stops with [StopPending] (its Done lists the
+// pending calls) and releases the session; [Agent.Resume] continues it
+// with the person's [Approval]s. A store that cannot keep records
+// ([RecordAppender] and [RecordLoader]) cannot hold a pending call: the
+// call is then denied, saying so.
+func AskLater() Decision { return Decision{Pending: true, Source: "policy"} }
 
 // Allow returns a decision that lets the call run.
 func Allow() Decision { return Decision{Allow: true, Source: "policy"} }
@@ -116,8 +152,10 @@ type AskFunc func(ctx context.Context, req *PermissionRequest) (Answer, error)
 
 // AskOnWrite returns a policy that allows read-only tools and asks about
 // each write tool call. An [AnswerAlways] is remembered per session and
-// tool, for the life of the returned checker; decisions it makes from memory
-// have Source "remembered", those the user made "user".
+// tool: by the returned checker, and in the session (its decision has
+// Always set), so that a later run of the session, in this process or
+// another, does not ask again; decisions it makes from memory have Source
+// "remembered", those the user made "user".
 //
 // The checker is safe for concurrent use by several agents and sessions.
 func AskOnWrite(ask AskFunc) PermissionChecker {
@@ -144,6 +182,9 @@ func (a *askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decisio
 	if remembered {
 		return Decision{Allow: true, Source: "remembered"}, nil
 	}
+	if m := req.Remembered; m != nil {
+		return *m, nil
+	}
 	ans, err := a.ask(ctx, req)
 	if err != nil {
 		return Decision{}, err
@@ -153,7 +194,7 @@ func (a *askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decisio
 		a.mu.Lock()
 		a.always[key] = true
 		a.mu.Unlock()
-		return Decision{Allow: true, Source: "user"}, nil
+		return Decision{Allow: true, Source: "user", Always: true}, nil
 	case AnswerYes:
 		return Decision{Allow: true, Source: "user"}, nil
 	default:

@@ -46,7 +46,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 			continue
 		}
 		if !retry {
-			return nil, r.stop(StopError, layerOf(planErr), "", fmt.Errorf("agentrt: planner (turn %d): %w", r.l.turn, planErr))
+			return nil, r.stop(StopError, layerOf(planErr), "", wrapf(planErr, "planner (turn %d)", r.l.turn))
 		}
 		d, asked := r.agent.Retry.delay(attempt, planErr)
 		if !r.emit(PlannerRetry{Turn: r.l.turn, Attempt: attempt, Delay: d, Asked: asked, Err: planErr}) {
@@ -80,7 +80,7 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, 
 	r.pl = planJob{}
 	switch {
 	case perr != nil && stage == "Plan":
-		return nil, LayerPlanner, nil, fmt.Errorf("agentrt: planner (turn %d): %w", req.Turn, perr)
+		return nil, LayerPlanner, nil, wrapf(perr, "planner (turn %d)", req.Turn)
 	case perr != nil && stage == "AfterPlan":
 		// The response stands; the hook's failure is reported.
 		r.emit(HookFailed{Turn: req.Turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
@@ -166,14 +166,14 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 		err = errors.New("the compressor returned no result")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("agentrt: compress: %w", err)
+		return nil, wrapf(err, "compress")
 	}
 	r.compState = res.State
 	if res.Compaction != nil {
 		r.compact = res.Compaction
 		if ra, ok := r.p.store.(RecordAppender); ok {
 			if err := ra.AppendRecord(r.storeCtx(), r.sessionID, compactionRecord(res.Compaction)); err != nil {
-				return nil, fmt.Errorf("agentrt: record compaction: %w", err)
+				return nil, wrapf(err, "record compaction")
 			}
 		}
 	}

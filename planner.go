@@ -58,7 +58,10 @@ type ToolChoice struct {
 	Name string `json:"name,omitempty"`
 }
 
-// ModelResponse is the next assistant message and what it cost.
+// ModelResponse is the next assistant message and what it cost. The
+// runtime keeps Message in the session, sharing its Blocks and Input bytes
+// (it copies them before changing anything), so a planner or provider must
+// not modify or reuse them after returning the response.
 type ModelResponse struct {
 	// Message is the assistant message. Its Role is set to RoleAssistant by
 	// the runtime if empty.
@@ -83,7 +86,8 @@ const (
 	FinishOther         FinishReason = "other"          // anything else
 )
 
-// Usage counts the tokens of one or more model calls.
+// Usage counts the tokens of one or more model calls. It is a plain value;
+// the zero value counts nothing.
 type Usage struct {
 	// InputTokens counts every prompt token, the cached ones included
 	// (CacheReadTokens and CacheWriteTokens say how many of them were).

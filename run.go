@@ -14,6 +14,8 @@ import (
 type runOptions struct {
 	output     *outputSpec       // the final answer must pass this check
 	permission PermissionChecker // replaces the Agent's checker
+	approvals  []Approval        // Resume's decisions
+	resume     bool              // Resume: the session must be pending
 	parts      []Block           // the user turn's parts after its text (RunParts)
 }
 
@@ -42,6 +44,10 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		r.l = &r.loop
 		r.l.init(p, sessionID, opts.output)
 		r.l.parts = opts.parts
+		if opts.resume {
+			r.appr.resume = true
+			r.appr.data().approvals = opts.approvals
+		}
 		if opts.permission != nil {
 			r.permission = opts.permission
 		}
@@ -87,6 +93,7 @@ type run struct {
 	compact   *Compaction // the session's last compaction
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
+	appr      approvalState
 }
 
 // main runs the loop. Every stop after the session is loaded goes through
@@ -96,7 +103,7 @@ func (r *run) main(input string) {
 	if l, ok := store.(Locker); ok {
 		unlock, err := l.Lock(r.ctx, r.sessionID)
 		if err != nil {
-			r.yield(nil, fmt.Errorf("agentrt: lock session %q: %w", r.sessionID, err))
+			r.yield(nil, wrapf(err, "lock session %q", r.sessionID))
 			return
 		}
 		defer unlock()
@@ -136,6 +143,9 @@ func (r *run) main(input string) {
 		r.runStartHooks()
 	}
 	r.l.turn = 1
+	if r.appr.resuming() && !r.resumeTurn() {
+		return
+	}
 	for r.turn() {
 	}
 }
@@ -145,17 +155,23 @@ func (r *run) main(input string) {
 func (r *run) load(input string) (repairs []Message, user Message, hasUser bool, err error) {
 	hist, err := r.p.store.Load(r.ctx, r.sessionID)
 	if err != nil {
-		return nil, Message{}, false, fmt.Errorf("agentrt: load session %q: %w", r.sessionID, err)
+		return nil, Message{}, false, wrapf(err, "load session %q", r.sessionID)
 	}
 	// Room for this run's first turns without regrowing.
 	if len(hist) == 0 {
 		hist = r.histBuf[:0]
+		r.appr.loaded = true // a new session remembers nothing
 	} else {
 		hist = slices.Grow(hist, 4)
 	}
 	repairs, user, hasUser, err = r.l.begin(hist, input)
 	if err != nil {
 		return nil, Message{}, false, err
+	}
+	if repairs != nil || r.appr.resume {
+		if repairs, err = r.loadPending(repairs, input); err != nil {
+			return nil, Message{}, false, err
+		}
 	}
 	if err := r.loadCompaction(); err != nil {
 		return nil, Message{}, false, err
@@ -266,6 +282,9 @@ func (r *run) stop(reason StopReason, layer Layer, text string, err error, detai
 
 func (r *run) stopWith(o outcome) bool {
 	for _, m := range unanswered(r.l.history, r.l.stoppedResult) {
+		if o.reason == StopPending {
+			break // the pending record holds them
+		}
 		if aerr := r.append(m); aerr != nil {
 			if o.err == nil {
 				o.reason, o.layer, o.err = StopError, LayerStore, aerr
@@ -277,6 +296,9 @@ func (r *run) stopWith(o outcome) bool {
 		o.reason, o.layer, o.err = StopError, LayerStore, serr
 	}
 	done := r.l.done(o)
+	if o.reason == StopPending {
+		done.Pending = r.appr.data().pending
+	}
 	r.endTurn()
 	if r.started {
 		r.started = false
@@ -341,7 +363,7 @@ func storeContext(parent context.Context) context.Context {
 // append adds a message to the store and the history.
 func (r *run) append(m Message) error {
 	if err := r.p.store.Append(r.storeCtx(), r.sessionID, m); err != nil {
-		return fmt.Errorf("agentrt: append to session %q: %w", r.sessionID, err)
+		return wrapf(err, "append to session %q", r.sessionID)
 	}
 	r.l.add(m)
 	return nil
@@ -371,7 +393,7 @@ func (r *run) record(kind string, v any) error {
 		return err
 	}
 	if err := ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: data}); err != nil {
-		return fmt.Errorf("agentrt: append record to session %q: %w", r.sessionID, err)
+		return wrapf(err, "append record to session %q", r.sessionID)
 	}
 	return nil
 }
@@ -379,7 +401,7 @@ func (r *run) record(kind string, v any) error {
 func (r *run) sync() error {
 	if s, ok := r.p.store.(Syncer); ok {
 		if err := s.Sync(r.storeCtx(), r.sessionID); err != nil {
-			return fmt.Errorf("agentrt: sync session %q: %w", r.sessionID, err)
+			return wrapf(err, "sync session %q", r.sessionID)
 		}
 	}
 	return nil
@@ -396,7 +418,7 @@ func (r *run) loadCompaction() error {
 	}
 	recs, err := rl.LoadRecords(r.ctx, r.sessionID)
 	if err != nil {
-		return fmt.Errorf("agentrt: load records of session %q: %w", r.sessionID, err)
+		return wrapf(err, "load records of session %q", r.sessionID)
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].Kind == RecordCompaction {

@@ -61,7 +61,8 @@ type Locker interface {
 
 // Record is a session entry that is not a message: a permission decision,
 // usage, a compaction summary. Kind names it; Data is its JSON body.
-// A record whose Kind a reader does not know is kept and ignored.
+// A record whose Kind a reader does not know is kept and ignored. A store
+// may keep Data as given, so it must not be modified after AppendRecord.
 type Record struct {
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
@@ -75,6 +76,10 @@ const (
 	RecordPermission = "permission"
 	// RecordUsage is the usage of one planner call: {"turn", "usage"}.
 	RecordUsage = "usage"
+	// RecordPending lists the calls of a run that stopped with
+	// StopPending: {"turn", "calls": [{"tool_use_id", "tool", "input"
+	// (decoded), "pending" or "decision"}]}; see docs/jsonl-format.md.
+	RecordPending = "pending"
 )
 
 // RecordAppender is implemented by stores that keep records other than

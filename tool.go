@@ -14,7 +14,9 @@ import (
 // ToolSpec describes a tool to the model and to the runtime.
 //
 // A provider adapter turns Name, Description and InputSchema into its API's
-// tool declaration; the runtime uses ReadOnly and Timeout.
+// tool declaration; the runtime uses ReadOnly and Timeout. A ToolSpec is
+// read once per Agent and shared by every request of its runs, so its
+// InputSchema bytes must not be modified.
 type ToolSpec struct {
 	// Name is what the model calls the tool by; it matches
 	// ^[a-zA-Z0-9_-]{1,64}$.

@@ -80,8 +80,8 @@ type DecideInput struct {
 }
 
 // DecideOutput is the result of the decide activity: the input the tool
-// will run with, or the call's is_error result, or (PolicyAsk) that a
-// person must approve the call.
+// will run with, or the call's is_error result, or that a person must
+// approve the call (PolicyAsk, or a checker's agentrt.AskLater).
 type DecideOutput struct {
 	Input  json.RawMessage `json:"input,omitempty"`
 	Denied *ToolOutput     `json:"denied,omitempty"`
@@ -189,19 +189,15 @@ func (o *PlanOutput) message() (agentrt.Message, error) {
 	return m, err
 }
 
-// askSource marks the decision of the PolicyAsk checker on a write tool:
-// the workflow asks a person.
-const askSource = "agentrt/temporal.ask"
-
 // askChecker is PolicyAsk's checker: read-only tools run; a write tool
-// waits for an approval, which the workflow asks for.
+// is left to a person (agentrt.AskLater), whom the workflow asks.
 type askChecker struct{}
 
 func (askChecker) Check(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Allow(), nil
 	}
-	return agentrt.Decision{Allow: true, Source: askSource}, nil
+	return agentrt.AskLater(), nil
 }
 
 // decide decodes a call's input and asks the permission checker.
@@ -215,7 +211,7 @@ func (a *activities) decide(ctx context.Context, in DecideInput) (*DecideOutput,
 	stop := heartbeat(ctx)
 	defer stop()
 	input, denied := step.Decide(ctx, in.Turn, in.ToolUse, func(ev agentrt.Event) {
-		if pd, ok := ev.(agentrt.PermissionDecision); ok && pd.Decision.Source == askSource {
+		if pd, ok := ev.(agentrt.PermissionDecision); ok && pd.Decision.Pending {
 			ask = true // the workflow reports the person's decision
 			return
 		}

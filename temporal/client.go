@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/agentrt/agentrt"
@@ -61,7 +62,7 @@ func start(ctx context.Context, c client.Client, opts StartOptions, in RunInput)
 		return nil, fmt.Errorf("%w: empty", agentrt.ErrInvalidSessionID)
 	}
 	id := opts.WorkflowID(sessionID)
-	history, err := previousHistory(ctx, c, id)
+	history, rules, err := previousHistory(ctx, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func start(ctx context.Context, c client.Client, opts StartOptions, in RunInput)
 		WorkflowExecutionTimeout:                 opts.ExecutionTimeout,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, WorkflowName(opts.Agent), RunInput{SessionID: sessionID, Input: input, History: history, Output: in.Output, OutputRetries: in.OutputRetries})
+	}, WorkflowName(opts.Agent), RunInput{SessionID: sessionID, Input: input, History: history, Output: in.Output, OutputRetries: in.OutputRetries, Rules: rules})
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
@@ -85,47 +86,64 @@ func start(ctx context.Context, c client.Client, opts StartOptions, in RunInput)
 	return run, nil
 }
 
-// previousHistory returns the messages of the last run of workflow id, or
-// nil if there is none.
-func previousHistory(ctx context.Context, c client.Client, id string) ([]agentrt.Message, error) {
+// previousHistory returns the messages and remembered decisions of the
+// last run of workflow id, or nil if there is none.
+func previousHistory(ctx context.Context, c client.Client, id string) ([]agentrt.Message, []Rule, error) {
 	d, err := c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("agentrt/temporal: describe workflow %q: %w", id, err)
+		return nil, nil, fmt.Errorf("agentrt/temporal: describe workflow %q: %w", id, err)
 	}
 	info := d.RawResponse.GetWorkflowExecutionInfo()
 	runID := info.GetExecution().GetRunId()
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return nil, fmt.Errorf("%w: workflow %q is running", agentrt.ErrSessionBusy, id)
+		return nil, nil, fmt.Errorf("%w: workflow %q is running", agentrt.ErrSessionBusy, id)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		var res Result
 		if err := c.GetWorkflow(ctx, id, runID).Get(ctx, &res); err != nil {
-			return nil, fmt.Errorf("agentrt/temporal: result of workflow %q: %w", id, err)
+			return nil, nil, fmt.Errorf("agentrt/temporal: result of workflow %q: %w", id, err)
 		}
-		return res.Messages, nil
+		return res.Messages, res.Rules, nil
 	}
 	v, err := c.QueryWorkflow(ctx, id, runID, QueryState)
 	if err != nil {
-		return nil, fmt.Errorf("agentrt/temporal: state of ended workflow %q: %w", id, err)
+		return nil, nil, fmt.Errorf("agentrt/temporal: state of ended workflow %q: %w", id, err)
 	}
 	var st State
 	if err := v.Get(&st); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return st.Messages, nil
+	return st.Messages, st.Rules, nil
 }
 
 // Approve sends an approval to the open run of a session (workflow id
-// opts.WorkflowID(sessionID)). The same can be done from a shell:
+// opts.WorkflowID(sessionID)) as the update [UpdateApprove], and returns
+// once the workflow has taken it. An approval of a call that is unknown
+// or already decided is refused with an error wrapping
+// [agentrt.ErrNotPending]. The same can be sent from a shell, as the
+// signal (which reports no error):
 //
 //	temporal workflow signal --workflow-id SESSION --name agentrt.approve \
 //	    --input '{"tool_use_id":"call_3","allow":true}'
 func Approve(ctx context.Context, c client.Client, workflowID string, a Approval) error {
-	if err := c.SignalWorkflow(ctx, workflowID, "", SignalApprove, a); err != nil {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   workflowID,
+		UpdateName:   UpdateApprove,
+		Args:         []any{a},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == ErrorTypeNotPending {
+			return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w: %s", a.ToolUseID, workflowID, agentrt.ErrNotPending, ae.Message())
+		}
 		return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w", a.ToolUseID, workflowID, err)
 	}
 	return nil
@@ -160,6 +178,13 @@ type Runtime struct {
 	Ask agentrt.AskFunc
 	// PollInterval is the time between two queries; 0 means 200ms.
 	PollInterval time.Duration
+	// Detach, with a nil Ask, makes Run and Resume end when the run
+	// waits for approvals, as an in-process run stops with
+	// agentrt.StopPending: they yield a Done with that reason, Layer
+	// agentrt.LayerPermission and the calls in Pending, and return. The
+	// workflow goes on waiting, durably, with nothing held by the caller;
+	// [Runtime.Resume] answers the calls and streams the rest of the run.
+	Detach bool
 
 	output        json.RawMessage // set by RunTyped on its copy
 	outputRetries int
@@ -231,12 +256,72 @@ func (r *Runtime) Run(ctx context.Context, sessionID, input string) iter.Seq2[ag
 	}
 }
 
+// Resume answers calls that the session's open run waits for, as
+// [agentrt.Agent.Resume] does in-process, and yields the run's events
+// from there on, to its end (or, with Detach, until it waits for
+// approvals again). Every Approval must name a call that is pending now:
+// otherwise Resume yields an error wrapping [agentrt.ErrNotPending] and
+// sends none. With no Approvals and calls pending, it yields (with
+// Detach) a Done with agentrt.StopPending at once; a session with no
+// call pending is an ErrNotPending error.
+func (r *Runtime) Resume(ctx context.Context, sessionID string, approvals ...Approval) iter.Seq2[agentrt.Event, error] {
+	return func(yield func(agentrt.Event, error) bool) {
+		if r.Client == nil {
+			yield(nil, errors.New("agentrt/temporal: Runtime.Client is nil"))
+			return
+		}
+		id := r.Options.WorkflowID(sessionID)
+		notPending := func(why string) {
+			yield(nil, fmt.Errorf("agentrt/temporal: resume %q: %w: %s", id, agentrt.ErrNotPending, why))
+		}
+		v, err := r.Client.QueryWorkflow(ctx, id, "", QueryEvents, math.MaxInt32)
+		if err != nil {
+			var nf *serviceerror.NotFound
+			if errors.As(err, &nf) {
+				notPending("no such session")
+				return
+			}
+			yield(nil, fmt.Errorf("agentrt/temporal: resume %q: %w", id, err))
+			return
+		}
+		var page EventsPage
+		if err := v.Get(&page); err != nil {
+			yield(nil, err)
+			return
+		}
+		pending := map[string]bool{}
+		for _, p := range page.Pending {
+			pending[p.ToolUseID] = true
+		}
+		if len(pending) == 0 {
+			notPending("the run has no call waiting for a decision")
+			return
+		}
+		for _, a := range approvals {
+			if !pending[a.ToolUseID] {
+				notPending(fmt.Sprintf("%q is not pending (unknown, already decided, or decided twice)", a.ToolUseID))
+				return
+			}
+			delete(pending, a.ToolUseID)
+		}
+		for _, a := range approvals {
+			if err := Approve(ctx, r.Client, id, a); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+		s := &stream{r: r, run: r.Client.GetWorkflow(ctx, id, ""), yield: yield, asked: map[string]bool{}, next: page.Next}
+		s.main(ctx)
+	}
+}
+
 type stream struct {
-	r     *Runtime
-	run   client.WorkflowRun
-	yield func(agentrt.Event, error) bool
-	next  int
-	asked map[string]bool
+	r        *Runtime
+	run      client.WorkflowRun
+	yield    func(agentrt.Event, error) bool
+	next     int
+	asked    map[string]bool
+	detached bool // ended at a StopPending Done, the workflow waiting
 }
 
 func (s *stream) interval() time.Duration {
@@ -249,6 +334,9 @@ func (s *stream) interval() time.Duration {
 func (s *stream) main(ctx context.Context) {
 	for n := 1; ; n++ {
 		done, ok, queried := s.poll(ctx)
+		if s.detached {
+			return
+		}
 		if !ok { // the consumer stopped
 			s.cancel()
 			return
@@ -335,6 +423,18 @@ func (s *stream) poll(ctx context.Context) (done, ok, queried bool) {
 		if rec.Kind == KindDone {
 			return true, true, true
 		}
+	}
+	if s.r.Ask == nil && s.r.Detach && len(page.Pending) > 0 {
+		// The run waits for a person: stop here, as in-process.
+		d := agentrt.Done{Reason: agentrt.StopPending, Layer: agentrt.LayerPermission,
+			Detail: fmt.Sprintf("The run is waiting for a person's decision on %d tool call(s); resume it with Runtime.Resume or Approve.", len(page.Pending))}
+		for _, p := range page.Pending {
+			d.Pending = append(d.Pending, &agentrt.PermissionRequest{SessionID: s.run.GetID(), ToolUseID: p.ToolUseID,
+				Tool: agentrt.ToolSpec{Name: p.Tool}, Input: p.Input, RawInput: p.Input})
+		}
+		s.detached = true
+		s.yield(d, nil)
+		return false, true, true
 	}
 	if s.r.Ask != nil {
 		for _, p := range page.Pending {

@@ -81,7 +81,23 @@
 // sent as the signal [SignalApprove] ([Approve], the temporal CLI, or
 // [Runtime.Ask] in the client). The query [QueryState] returns the
 // session's messages and the pending approvals. Under [PolicyFromAgent]
-// the Agent's own checker decides, on a worker.
+// the Agent's own checker decides, on a worker; a call it leaves to a
+// person (agentrt.AskLater) waits for an Approval the same way.
+//
+// An Approval is [agentrt.Approval], the decision agentrt.Agent.Resume
+// takes in-process: allow, deny with a reason, allow with an edited input
+// (decoded and validated again by the tool), and remember the decision
+// for the session (Always, optionally for any tool and an input pattern).
+// Remembered decisions ([Rule]) are shown as PermissionDecision events
+// with Source "remembered", kept in [State] and [Result], and carried to
+// the session's next run by [Start]. [Approve] sends the update
+// [UpdateApprove], which refuses an approval of an unknown or
+// already-decided call with an error wrapping agentrt.ErrNotPending.
+//
+// A server that must not hold a request open while a person decides sets
+// [Runtime.Detach]: Run then ends with agentrt.StopPending and the pending
+// calls in Done.Pending, as an in-process run does, and [Runtime.Resume]
+// answers them later, from any process, like agentrt.Agent.Resume.
 //
 // # Sub-agents
 //

@@ -17,16 +17,19 @@ type Policy int
 const (
 	// PolicyFromAgent runs Agent.Permission (nil means
 	// agentrt.AllowReadOnly()) in the decide activity, on a worker, with
-	// the same decisions as in-process. A checker that asks a person on a
-	// terminal (agentrt.AskOnWrite) asks on the worker's: to have a person
-	// answer from anywhere, durably, use PolicyAsk.
+	// the same decisions as in-process. A call the checker leaves to a
+	// person (agentrt.AskLater) waits, durably, for an [Approval], as
+	// under PolicyAsk. A checker that asks a person on a terminal
+	// (agentrt.AskOnWrite) asks on the worker's: to have a person answer
+	// from anywhere, durably, use AskLater or PolicyAsk.
 	PolicyFromAgent Policy = iota
 	// PolicyReadOnly runs read-only tools and denies write tools, like
 	// agentrt.AllowReadOnly, whatever Agent.Permission is.
 	PolicyReadOnly
 	// PolicyAsk runs read-only tools; each write tool call waits, durably
 	// and for as long as it takes (or Options.ApprovalTimeout), for an
-	// [Approval] sent as the signal [SignalApprove]. Pending calls are
+	// [Approval] sent as the signal [SignalApprove] or the update
+	// [UpdateApprove] (see [Approve]). Pending calls are
 	// listed by the queries [QueryState] and [QueryEvents]. Agent.Permission
 	// is not used; a sub-agent's write calls are denied.
 	PolicyAsk

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/agentrt/agentrt"
@@ -22,6 +23,13 @@ const (
 	// QueryEvents takes an index and returns an [EventsPage] with the
 	// run's events from that index on, and the pending approvals.
 	QueryEvents = "agentrt.events"
+	// UpdateApprove is the update that [Approve] sends: an [Approval], as
+	// the signal, but refused (with an error of type
+	// [ErrorTypeNotPending]) for a call that is unknown or already decided.
+	UpdateApprove = "agentrt.approve"
+	// ErrorTypeNotPending is the error type of a refused UpdateApprove;
+	// Approve returns it as agentrt.ErrNotPending.
+	ErrorTypeNotPending = "agentrt.NotPending"
 )
 
 // RunInput is the input of an agent workflow.
@@ -38,6 +46,9 @@ type RunInput struct {
 	// agentrt.TypedOptions.MaxRetries.
 	Output        json.RawMessage `json:"output,omitempty"`
 	OutputRetries int             `json:"output_retries,omitempty"`
+	// Rules are the session's remembered decisions (approvals with
+	// Always), from a previous run's Result or State.
+	Rules []Rule `json:"rules,omitempty"`
 }
 
 // Result is what an agent workflow returns when the run ends normally
@@ -53,6 +64,9 @@ type Result struct {
 	Turns     int                `json:"turns"`
 	// Messages is the whole session, History included.
 	Messages []agentrt.Message `json:"messages"`
+	// Rules are the session's remembered decisions, RunInput.Rules
+	// included; [Start] passes them on to the session's next run.
+	Rules []Rule `json:"rules,omitempty"`
 }
 
 // Done returns the result as the Done event of an in-process run.
@@ -60,19 +74,26 @@ func (r *Result) Done() agentrt.Done {
 	return agentrt.Done{Reason: r.Reason, Layer: r.Layer, FinalText: r.FinalText, Detail: r.Detail, Usage: r.Usage, Turns: r.Turns}
 }
 
-// Approval answers a pending write-tool call; send it as the payload of
-// the signal [SignalApprove] (see [Approve]). An approval for a call that
-// is not pending yet is kept until the call asks.
-type Approval struct {
-	ToolUseID string `json:"tool_use_id"`
-	Allow     bool   `json:"allow"`
-	// Always, with Allow, allows every later call of the same tool in this
-	// run without asking (agentrt.AnswerAlways).
-	Always bool `json:"always,omitempty"`
-	// Reason explains a denial to the model; empty means a standard text.
-	Reason string `json:"reason,omitempty"`
-	// By names who decided, reported as Decision.Source; empty means "user".
-	By string `json:"by,omitempty"`
+// Approval answers a pending call: approve, deny with a reason, approve
+// with an edited Input, and remember the decision for the rest of the
+// session (Always, AnyTool, Pattern). It is [agentrt.Approval], the
+// decision [agentrt.Agent.Resume] takes in-process; send it as the payload
+// of the signal [SignalApprove], or with [Approve], which reports an
+// approval of an unknown or already-decided call as an error. An approval
+// for a call of the current turn that is not pending yet is kept until the
+// call asks.
+type Approval = agentrt.Approval
+
+// Rule is a remembered decision of a session: a person's [Approval] with
+// Always. It stands for later calls of Tool (of every tool with AnyTool)
+// whose input, as compact JSON, matches the regular expression Pattern
+// (every input when empty), as in-process.
+type Rule struct {
+	Tool    string `json:"tool,omitempty"`
+	AnyTool bool   `json:"any_tool,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+	Allow   bool   `json:"allow"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // PendingApproval is a write-tool call waiting for an [Approval].
@@ -92,6 +113,8 @@ type State struct {
 	Usage     agentrt.Usage     `json:"usage"`
 	// Done is set once the run has ended.
 	Done *agentrt.Done `json:"done,omitempty"`
+	// Rules are the session's remembered decisions.
+	Rules []Rule `json:"rules,omitempty"`
 }
 
 // EventsPage is the answer to [QueryEvents].
@@ -127,10 +150,15 @@ type EventRecord struct {
 	// Tool and ToolUseID name the call of a permission or result event.
 	Tool      string `json:"tool,omitempty"`
 	ToolUseID string `json:"tool_use_id,omitempty"`
-	// Allow, Reason and Source are a permission decision.
-	Allow  bool   `json:"allow,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	Source string `json:"source,omitempty"`
+	// Allow, Reason and Source are a permission decision; Always says
+	// a person's decision is remembered for the session, Pattern narrows
+	// it.
+	Allow   bool   `json:"allow,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Always  bool   `json:"always,omitempty"`
+	AnyTool bool   `json:"any_tool,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
 	// Error is the failure behind an is_error tool result, or a hook's.
 	Error string `json:"error,omitempty"`
 	// Stage and Index name the hook of a hook_failed event.
@@ -157,7 +185,7 @@ func (e EventRecord) Event() agentrt.Event {
 		return agentrt.ToolCall{Turn: e.Turn, ToolUse: b, ReadOnly: e.ReadOnly}
 	case KindPermissionDecision:
 		return agentrt.PermissionDecision{Turn: e.Turn, ToolUseID: e.ToolUseID, Tool: e.Tool,
-			Decision: agentrt.Decision{Allow: e.Allow, Reason: e.Reason, Source: e.Source}}
+			Decision: agentrt.Decision{Allow: e.Allow, Reason: e.Reason, Source: e.Source, Always: e.Always, AnyTool: e.AnyTool, Pattern: e.Pattern}}
 	case KindToolResult:
 		ev := agentrt.ToolResult{Turn: e.Turn, Tool: e.Tool, Message: deref(e.Message), Duration: e.Duration, FullOutput: e.FullOutput}
 		if e.Error != "" {
@@ -182,8 +210,9 @@ func recordOf(ev agentrt.Event) (EventRecord, bool) {
 	case agentrt.ToolCall:
 		return EventRecord{Kind: KindToolCall, Turn: ev.Turn, ToolUse: &ev.ToolUse, ReadOnly: ev.ReadOnly}, true
 	case agentrt.PermissionDecision:
+		d := ev.Decision
 		return EventRecord{Kind: KindPermissionDecision, Turn: ev.Turn, Tool: ev.Tool, ToolUseID: ev.ToolUseID,
-			Allow: ev.Decision.Allow, Reason: ev.Decision.Reason, Source: ev.Decision.Source}, true
+			Allow: d.Allow, Reason: d.Reason, Source: d.Source, Always: d.Always, AnyTool: d.AnyTool, Pattern: d.Pattern}, true
 	case agentrt.ToolResult:
 		r := EventRecord{Kind: KindToolResult, Turn: ev.Turn, Tool: ev.Tool, ToolUseID: ev.Message.ToolUseID, Message: &ev.Message,
 			FullOutput: ev.FullOutput, Duration: ev.Duration}
@@ -226,7 +255,8 @@ type wfRun struct {
 	events     []EventRecord
 	pending    []PendingApproval
 	approvals  map[string]Approval // by tool_use id; arrived, not yet used
-	always     map[string]bool     // tool names allowed for the rest of the run
+	decided    map[string]bool     // tool_use ids a person's approval was used for
+	rules      []Rule              // remembered decisions, oldest first
 	turn       int
 	usage      agentrt.Usage
 	done       *agentrt.Done
@@ -254,10 +284,11 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 		sessionID: in.SessionID,
 		history:   append([]agentrt.Message(nil), in.History...),
 		approvals: map[string]Approval{},
-		always:    map[string]bool{},
+		decided:   map[string]bool{},
+		rules:     append([]Rule(nil), in.Rules...),
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) {
-		return State{SessionID: w.sessionID, Messages: w.history, Pending: w.pending, Turn: w.turn, Usage: w.usage, Done: w.done}, nil
+		return State{SessionID: w.sessionID, Messages: w.history, Pending: w.pending, Turn: w.turn, Usage: w.usage, Done: w.done, Rules: w.rules}, nil
 	}); err != nil {
 		return nil, err
 	}
@@ -267,6 +298,12 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 	}); err != nil {
 		return nil, err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove, func(ctx workflow.Context, a Approval) error {
+		w.approvals[a.ToolUseID] = a
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: w.validApproval}); err != nil {
+		return nil, err
+	}
 	sig := workflow.GetSignalChannel(ctx, SignalApprove)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -274,7 +311,7 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 			if !sig.Receive(ctx, &a) {
 				return
 			}
-			if _, dup := w.approvals[a.ToolUseID]; !dup {
+			if _, dup := w.approvals[a.ToolUseID]; !dup && !w.decided[a.ToolUseID] {
 				w.approvals[a.ToolUseID] = a
 			}
 		}
@@ -309,7 +346,7 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 		return nil, temporal.NewNonRetryableApplicationError(runErr.Error(), "agentrt.RunError", nil)
 	}
 	return &Result{Reason: done.Reason, Layer: done.Layer, FinalText: done.FinalText, Detail: done.Detail,
-		Usage: done.Usage, Turns: done.Turns, Messages: w.history}, nil
+		Usage: done.Usage, Turns: done.Turns, Messages: w.history, Rules: w.rules}, nil
 }
 
 func (w *wfRun) emit(ev agentrt.Event) {
@@ -515,6 +552,9 @@ func (w *wfRun) decide(ctx workflow.Context, c *wfCall) error {
 			c.out = &agentrt.ToolOutcome{Content: d.Reason, IsError: true, Err: errors.New(d.Reason)}
 			return nil
 		}
+		if c.input != nil { // the person's edit
+			return nil
+		}
 	}
 	c.input = out.Input
 	return nil
@@ -526,10 +566,77 @@ func (w *wfRun) deny(c *wfCall, reason, source string) {
 	c.out = &agentrt.ToolOutcome{Content: reason, IsError: true, Err: errors.New(reason)}
 }
 
-// approve waits for a person's approval of a write tool call (PolicyAsk).
+// validApproval refuses an approval of a call that is not open: not a
+// tool_use of the current turn, answered, or already decided.
+func (w *wfRun) validApproval(a Approval) error {
+	notPending := func(why string) error {
+		return temporal.NewApplicationError(fmt.Sprintf("%s: %q: %s", agentrt.ErrNotPending, a.ToolUseID, why), ErrorTypeNotPending)
+	}
+	if _, dup := w.approvals[a.ToolUseID]; dup || w.decided[a.ToolUseID] {
+		return notPending("the call was already decided")
+	}
+	if a.Pattern != "" {
+		if _, err := regexp.Compile(a.Pattern); err != nil {
+			return temporal.NewApplicationError("agentrt: invalid Pattern: "+err.Error(), ErrorTypeNotPending)
+		}
+	}
+	last := -1
+	for i := len(w.history) - 1; i >= 0; i-- {
+		if w.history[i].Role == agentrt.RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last >= 0 {
+		for _, u := range w.history[last].ToolUses() {
+			if u.ID != a.ToolUseID {
+				continue
+			}
+			for _, m := range w.history[last+1:] {
+				if m.Role == agentrt.RoleTool && m.ToolUseID == u.ID {
+					return notPending("the call was already answered")
+				}
+			}
+			return nil
+		}
+	}
+	return notPending("the run has no open call with this id")
+}
+
+// remembered returns the session's remembered decision on c, if any: the
+// last rule that matches its tool and input.
+func (w *wfRun) remembered(c *wfCall) (agentrt.Decision, bool) {
+	for i := len(w.rules) - 1; i >= 0; i-- {
+		ru := w.rules[i]
+		if !ru.AnyTool && ru.Tool != c.use.Name {
+			continue
+		}
+		if ru.Pattern != "" {
+			re, err := regexp.Compile(ru.Pattern)
+			var b bytes.Buffer
+			input := []byte(c.use.Input)
+			if json.Compact(&b, input) == nil {
+				input = b.Bytes()
+			}
+			if err != nil || !re.Match(input) {
+				continue
+			}
+		}
+		d := agentrt.Decision{Allow: ru.Allow, Reason: ru.Reason, Source: "remembered"}
+		if !d.Allow && d.Reason == "" {
+			d.Reason = fmt.Sprintf("permission denied: the user refused calls of %q", c.use.Name)
+		}
+		return d, true
+	}
+	return agentrt.Decision{}, false
+}
+
+// approve waits for a person's approval of a call (PolicyAsk, or a
+// checker's AskLater). An allowed call's input may be the person's edit,
+// set in c.input.
 func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, error) {
-	if w.always[c.use.Name] {
-		return agentrt.Decision{Allow: true, Source: "remembered"}, nil
+	if d, ok := w.remembered(c); ok {
+		return d, nil
 	}
 	id := c.use.ID
 	w.pending = append(w.pending, PendingApproval{ToolUseID: id, Tool: c.use.Name, Input: c.use.Input, Turn: w.turn})
@@ -555,21 +662,26 @@ func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, erro
 	}
 	a := w.approvals[id]
 	delete(w.approvals, id)
+	w.decided[id] = true
 	source := a.By
 	if source == "" {
 		source = "user"
 	}
-	if !a.Allow {
-		reason := a.Reason
-		if reason == "" {
-			reason = fmt.Sprintf("permission denied: the user refused this call of %q", c.use.Name)
-		}
-		return agentrt.Decision{Reason: reason, Source: source}, nil
+	d := agentrt.Decision{Allow: a.Allow, Reason: a.Reason, Source: source, Always: a.Always, AnyTool: a.AnyTool, Pattern: a.Pattern}
+	if !a.Allow && d.Reason == "" {
+		d.Reason = fmt.Sprintf("permission denied: the user refused this call of %q", c.use.Name)
 	}
 	if a.Always {
-		w.always[c.use.Name] = true
+		ru := Rule{Tool: c.use.Name, AnyTool: a.AnyTool, Pattern: a.Pattern, Allow: a.Allow}
+		if !a.Allow {
+			ru.Reason = d.Reason
+		}
+		w.rules = append(w.rules, ru)
 	}
-	return agentrt.Decision{Allow: true, Source: source}, nil
+	if a.Allow && len(a.Input) > 0 {
+		c.input = a.Input
+	}
+	return d, nil
 }
 
 // start schedules the tool activity of an allowed call: a write tool runs

@@ -288,7 +288,7 @@ func runWith(ctx context.Context, e env, args []string, stdin io.Reader, stdout,
 const help = `Type a task and press Enter. The model reads the files under the root
 directory; every change it wants to make is shown as a diff and waits for
 your answer: y (yes, this once), n (no: the model is told you refused) or
-a (always allow that tool for the rest of this run).
+a (always allow that tool in this session, also when it is resumed).
 
 Commands:
   /help          this text

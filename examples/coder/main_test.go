@@ -210,14 +210,15 @@ func TestInteractive(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^ID\s+UPDATED\s+MESSAGES\s+TITLE\n`+regexp.QuoteMeta(id)+`\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+32\s+task one$`, out)
 
-	// Resume: the planner sees the 32 earlier messages, and "always" was
-	// for that process only, so the write is asked about again.
-	out, errb, err = exec(t, offline(), "task five\ny\n", p.args("-resume", id)...)
+	// Resume: the planner sees the 32 earlier messages, and the "always"
+	// is remembered in the session, so the write is not asked about again.
+	out, errb, err = exec(t, offline(), "task five\n", p.args("-resume", id)...)
 	require.NoError(t, err, errb)
 	assert.Contains(t, errb, "session "+id+" (resumed session, 32 messages)")
 	assert.Contains(t, out, "Earlier messages in this session: 32.")
-	assert.Equal(t, 1, strings.Count(errb, "Apply?"))
-	assert.Contains(t, errb, "-Task: task four\n+Task: task five\n")
+	assert.Zero(t, strings.Count(errb, "Apply?"))
+	assert.Contains(t, errb, `(write_file allowed: you answered "always" in this session)`)
+	assert.Contains(t, p.notes(t), "Task: task five\n")
 	after := p.load(t, id)
 	require.Len(t, after, 40)
 	assert.Equal(t, msgs, after[:32], "the earlier messages are kept as they were")

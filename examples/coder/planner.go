@@ -76,7 +76,7 @@ func choosePlanner(provider, model string, getenv func(string) string) (agentrt.
 		if key == "" {
 			return nil, "", fmt.Errorf("-provider openai needs OPENAI_API_KEY")
 		}
-		p = openai.New(oai.NewClient(option.WithAPIKey(key)), model, nil)
+		p = openai.New(oai.NewClient(option.WithAPIKey(key), option.WithMaxRetries(0)), model, nil) // the Agent retries
 	case "anthropic":
 		key := getenv("ANTHROPIC_API_KEY")
 		if key == "" {

@@ -2,12 +2,12 @@
 // with a weather tool and a calculator tool answers "What is the sum of
 // today's temperatures in Beijing and Shanghai?".
 //
-// It runs offline by default, with a scripted planner standing in for the
-// model. With OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or
-// OLLAMA_HOST set (or -provider), it asks a real model instead.
+// It runs offline, with a scripted planner standing in for the model, and
+// imports only agentrt and agenttest, so a first build compiles no vendor
+// SDK. The same agent on a real model is examples/live.
 //
 //	go run ./examples/quickstart
-//	go run ./examples/quickstart -provider anthropic -model claude-sonnet-4-5
+//	go run ./examples/quickstart -q "What is 2+40?"
 package main
 
 import (
@@ -21,7 +21,6 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
-	"github.com/agentrt/agentrt/examples/internal/modelenv"
 )
 
 // WeatherIn is the weather tool's input. The JSON Schema the model sees is
@@ -95,17 +94,11 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("quickstart", flag.ContinueOnError)
-	provider := flags.String("provider", "", "openai, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
-	model := flags.String("model", "", "model name (default: the provider's usual small model)")
 	question := flags.String("q", "What is the sum of today's temperatures in Beijing and Shanghai?", "the question")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	planner, label, err := modelenv.Planner(script(), *provider, *model)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "planner: %s\n\n", label)
+	fmt.Fprint(out, "planner: scripted (offline; no model is called; go run ./examples/live for a real one)\n\n")
 
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",
@@ -113,7 +106,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			agentrt.NewTool("weather", "Today's weather in a city.", weather, agentrt.ReadOnly()),
 			agentrt.NewTool("calculator", "Apply op to a and b.", calculate, agentrt.ReadOnly()),
 		},
-		Planner: planner,
+		Planner: script(),
 	}
 	fmt.Fprintln(out, "user:", *question)
 	streamed := false

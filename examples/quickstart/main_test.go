@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -9,10 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestQuickstartOffline(t *testing.T) {
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OLLAMA_HOST", "AGENTRT_PROVIDER"} {
-		t.Setenv(k, "")
-	}
+func TestQuickstart(t *testing.T) {
 	var out strings.Builder
 	require.NoError(t, run(context.Background(), nil, &out))
 	s := out.String()
@@ -22,4 +20,19 @@ func TestQuickstartOffline(t *testing.T) {
 	assert.Contains(t, s, "<- 29.5\n")
 	assert.Contains(t, s, "assistant: Today it is 12°C in Beijing and 17.5°C in Shanghai; the sum is 29.5°C.\n")
 	assert.Contains(t, s, "[complete after 3 turns")
+}
+
+// TestQuickstartBuildsNoSDK keeps the README's first command cheap to build:
+// the quickstart's packages are the standard library's, agentrt's and its
+// few dependencies, never a vendor SDK, MCP or OpenTelemetry.
+func TestQuickstartBuildsNoSDK(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/agentrt/agentrt/agenttest")
+	for _, d := range deps {
+		for _, banned := range []string{"openai", "anthropic", "genai", "google.golang.org/grpc", "modelcontextprotocol", "opentelemetry", "/provider/", "/mcptool", "/agentotel"} {
+			assert.NotContains(t, d, banned, "the quickstart imports %s", d)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
@@ -48,7 +49,7 @@ func main() {
 	}
 	var planner agentrt.Planner = scripted()
 	if *provider == "openai" {
-		planner = agentrt.ModelPlanner(openai.New(oai.NewClient(), *model, nil))
+		planner = agentrt.ModelPlanner(openai.New(oai.NewClient(option.WithMaxRetries(0)), *model, nil))
 	}
 	dir := filepath.Join("examples", "testing", "testdata")
 	if _, err := os.Stat(dir); err != nil {

@@ -1,8 +1,10 @@
 package readmetest
 
-// Each function below holds one ```go block of README.md verbatim (modulo
-// whitespace), so that the README's code is compiled and vetted with the
-// tests. TestREADMEBlocksCompile checks that every block is here.
+// Each function below holds one or more ```go blocks of README.md verbatim
+// (modulo whitespace), so that the README's code is compiled and vetted
+// with the tests, and run: readmeRuns (run_test.go) calls each function
+// offline. TestREADMEBlocksCompile checks that every block is in a function
+// that readmeRuns runs.
 
 import (
 	"context"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -85,6 +88,31 @@ func permissions(ag *agentrt.Agent) {
 	})
 }
 
+func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		if req.Tool.ReadOnly {
+			return agentrt.Allow(), nil
+		}
+		return agentrt.AskLater(), nil // a person decides, in a browser, maybe tomorrow
+	})
+	var pending []*agentrt.PermissionRequest
+	for ev, err := range ag.Run(ctx, "s1", "Write the report.") {
+		if err != nil {
+			return err
+		}
+		if d, ok := ev.(agentrt.Done); ok && d.Reason == agentrt.StopPending {
+			pending = d.Pending // show these; nothing runs until someone decides
+		}
+	}
+	// ... later, when the person clicked Approve:
+	for _, err := range ag.Resume(ctx, "s1", agentrt.Approval{ToolUseID: pending[0].ToolUseID, Allow: true}) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func limits(cheapModel agentrt.Provider) *agentrt.Agent {
 	_ = &agentrt.Summarizer{Provider: cheapModel}
 	ag := &agentrt.Agent{
@@ -141,8 +169,8 @@ func subAgents(coordinator *agentrt.Agent, unitTools []agentrt.Tool, planner age
 	// its events arrive as agentrt.SubAgentEvent; the parent's permission checker decides its calls
 }
 
-// testing runs for real: it is the README's test example.
-func TestTestingExample(t *testing.T) {
+// testingExample is the README's test example; readmeRuns runs it as a test.
+func testingExample(t *testing.T) {
 	type AddIn struct {
 		A int `json:"a"`
 		B int `json:"b"`
@@ -204,7 +232,7 @@ func mcpServer(ctx context.Context, add, writeFile agentrt.Tool) error {
 func callMyServer(context.Context, string, []agentrt.Message) (string, error) { return "", nil }
 
 func providers(ag *agentrt.Agent) error {
-	gpt := openai.New(oai.NewClient(), "gpt-4.1-mini", nil) // reads OPENAI_API_KEY
+	gpt := openai.New(oai.NewClient(option.WithMaxRetries(0)), "gpt-4.1-mini", nil) // reads OPENAI_API_KEY; the Agent retries
 	claude := anthropic.NewFromAPIKey(os.Getenv("ANTHROPIC_API_KEY"), "claude-sonnet-4-5", nil)
 	gem, err := gemini.NewFromAPIKey(os.Getenv("GEMINI_API_KEY"), "gemini-2.5-flash", nil)
 	if err != nil {

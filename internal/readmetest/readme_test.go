@@ -1,9 +1,13 @@
 // Package readmetest keeps the README honest: every Go code block in
-// README.md must appear in blocks_test.go, which is compiled (and partly
-// run) with the tests.
+// README.md must appear in a function of blocks_test.go, which is compiled
+// with the tests and run (TestREADMEBlocksRun), and every exported
+// identifier of the library packages has a doc comment.
 package readmetest
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"regexp"
 	"strings"
@@ -25,23 +29,62 @@ func normalize(s string) string {
 	return strings.Join(out, "\n")
 }
 
+// blockFuncs returns the normalized source of each function of file, by name.
+func blockFuncs(t *testing.T, file string) map[string]string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs := map[string]string{}
+	for _, decl := range f.Decls {
+		if fn, ok := decl.(*ast.FuncDecl); ok && fn.Body != nil {
+			body := src[fset.Position(fn.Body.Lbrace).Offset:fset.Position(fn.Body.Rbrace).Offset]
+			funcs[fn.Name.Name] = normalize(string(body))
+		}
+	}
+	return funcs
+}
+
+// TestREADMEBlocksCompile checks that each Go block of README.md is in a
+// function of blocks_test.go (so it compiles) that readmeRuns runs.
 func TestREADMEBlocksCompile(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("blocks_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	compiled := normalize(string(src))
+	funcs := blockFuncs(t, "blocks_test.go")
 	blocks := goBlock.FindAllStringSubmatch(string(readme), -1)
 	if len(blocks) < 5 {
 		t.Fatalf("found %d Go blocks in README.md; the pattern is broken", len(blocks))
 	}
 	for i, b := range blocks {
-		if !strings.Contains(compiled, normalize(b[1])) {
-			t.Errorf("README.md Go block %d is not in blocks_test.go (so it is not compiled):\n%s", i+1, b[1])
+		block := normalize(b[1])
+		var in []string
+		for name, body := range funcs {
+			if strings.Contains(body, block) {
+				in = append(in, name)
+			}
+		}
+		switch {
+		case len(in) == 0:
+			t.Errorf("README.md Go block %d is not in a function of blocks_test.go (so it is neither compiled nor run):\n%s", i+1, b[1])
+		case !runs(in):
+			t.Errorf("README.md Go block %d is in %v, which readmeRuns does not run", i+1, in)
 		}
 	}
+}
+
+func runs(names []string) bool {
+	for _, n := range names {
+		if _, ok := readmeRuns[n]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -38,9 +38,12 @@ type Options struct {
 	// MaxRetries is how many times the SDK retries a call that failed with
 	// a connection error, HTTP 408, 409, 429 or 5xx (529 included), with
 	// exponential backoff and jitter, honouring Retry-After and
-	// Retry-After-Ms. Zero keeps the client's setting (the SDK's default is
-	// 2 retries); a negative value disables retries. A stream that breaks
-	// after its first byte is not retried: Generate returns the error.
+	// Retry-After-Ms. Zero keeps the client's setting: none for a client
+	// built by NewFromAPIKey, the SDK's default of 2 retries for one built
+	// by anthropic.NewClient without option.WithMaxRetries. A negative value
+	// disables retries. A stream that breaks after its first byte is not
+	// retried: Generate returns the error. The runtime retries on its own
+	// (see [agentrt.RetryPolicy] and the package doc's "Retries").
 	MaxRetries int
 
 	// NoCache turns off the prompt-cache breakpoints the adapter sets by
@@ -119,12 +122,14 @@ func New(client sdk.Client, model string, opts *Options) *Provider {
 }
 
 // NewFromAPIKey returns a Provider on a new client that authenticates with
-// apiKey and otherwise uses the SDK's defaults: the production base URL (or
-// ANTHROPIC_BASE_URL if set), a clone of http.DefaultTransport and 2
-// retries. Use [New] with your own client for anything else (a proxy, a
-// custom base URL, the SDK's Vertex AI or Bedrock options).
+// apiKey and otherwise uses the SDK's defaults (the production base URL, or
+// ANTHROPIC_BASE_URL if set, and a clone of http.DefaultTransport), except
+// that it does not retry: the runtime does ([agentrt.RetryPolicy]), and
+// Options.MaxRetries turns the SDK's retries on. Use [New] with your own
+// client for anything else (a proxy, a custom base URL, the SDK's Vertex AI
+// or Bedrock options).
 func NewFromAPIKey(apiKey, model string, opts *Options) *Provider {
-	return New(sdk.NewClient(option.WithAPIKey(apiKey)), model, opts)
+	return New(sdk.NewClient(option.WithAPIKey(apiKey), option.WithMaxRetries(0)), model, opts)
 }
 
 // Describe reports the vendor ("anthropic") and the model requested.

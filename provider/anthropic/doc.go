@@ -129,10 +129,16 @@
 //   - an "error" event inside a stream is classified by its type (its
 //     StatusCode is 0).
 //
-// Retries are the SDK's: connection errors, 408, 409, 429 and 5xx are
-// retried with exponential backoff and jitter, honouring Retry-After;
-// [Options].MaxRetries sets how many times. A stream that fails after it
-// began is not retried. A cancelled context ends the call at once, closing
+// Retries happen in one place. An [agentrt.Agent] retries a retryable
+// ProviderError itself (Agent.Retry, 3 attempts by default, honouring
+// RetryAfter up to its MaxDelay), so the client [NewFromAPIKey] builds does
+// not retry. A client you pass to [New] keeps its own setting, and
+// sdk.NewClient's default is 2 retries of each attempt: build it with
+// option.WithMaxRetries(0), or set [Options].MaxRetries to -1, to keep the
+// calls at one per attempt (or set Agent.Retry.MaxAttempts to 1 and let the
+// SDK retry). The SDK's retries, when on, cover connection errors, 408, 409,
+// 429 and 5xx, with exponential backoff and jitter, honouring Retry-After.
+// A stream that fails after it began is not retried. A cancelled context ends the call at once, closing
 // the HTTP stream, and Generate returns an error wrapping ctx.Err().
 //
 // # What is not mapped yet

@@ -127,9 +127,18 @@
 // [Provider.Generate] for the kinds. An invalid API key, which the Gemini
 // API reports as HTTP 400 with reason API_KEY_INVALID, is [agentrt.ErrAuth];
 // "The input token count (N) exceeds the maximum number of tokens allowed
-// (M)." is [agentrt.ErrContextLength]. Rate limits, overload and server
-// errors are retried as [Options].MaxRetries says, honouring the delay of
-// the google.rpc.RetryInfo error detail (the Gemini API's Retry-After).
+// (M)." is [agentrt.ErrContextLength]. The delay of the google.rpc.RetryInfo
+// error detail (the Gemini API's Retry-After) is the error's RetryAfter.
+//
+// Retries happen in one place. An [agentrt.Agent] retries a retryable
+// ProviderError itself (Agent.Retry, 3 attempts by default, honouring
+// RetryAfter up to its MaxDelay), so neither the client [NewFromAPIKey]
+// builds nor its Provider retries. A Provider made by [New] retries rate
+// limits, overload and server errors [DefaultMaxRetries] times per attempt,
+// unless the client has HTTPOptions.RetryOptions (then the SDK retries):
+// set [Options].MaxRetries to -1, and leave RetryOptions nil, to keep the
+// calls at one per attempt (or set Agent.Retry.MaxAttempts to 1 and let the
+// Provider retry, as [Options].MaxRetries says).
 //
 // # Schemas
 //

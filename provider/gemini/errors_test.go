@@ -126,7 +126,8 @@ func TestRetryAfterHeader(t *testing.T) {
 			srv := newReplayServer(t,
 				reply{status: 429, header: http.Header{tc.header: {tc.value}}, body: body},
 				ok(t, "text.json"))
-			p, err := newFromConfig(&genai.ClientConfig{APIKey: "test-key", HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}}, testModel, nil)
+			// NewFromAPIKey's Provider retries only when asked (the runtime does).
+			p, err := newFromConfig(&genai.ClientConfig{APIKey: "test-key", HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}}, testModel, &Options{MaxRetries: 1})
 			require.NoError(t, err)
 			w := &waits{}
 			if tc.want > 0 {

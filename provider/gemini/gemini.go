@@ -16,7 +16,8 @@ import (
 
 // Retry defaults of [Options.MaxRetries].
 const (
-	// DefaultMaxRetries is the number of retries when Options.MaxRetries is 0.
+	// DefaultMaxRetries is the number of retries of a Provider made by New
+	// when Options.MaxRetries is 0 (one made by NewFromAPIKey does not retry).
 	DefaultMaxRetries = 2
 	// maxServerDelay is the longest wait asked by the server that Generate
 	// honours; a longer one is returned to the caller in the error's
@@ -50,11 +51,12 @@ type Options struct {
 	// 0.5s to 8s with jitter. A server delay over one minute is not waited
 	// for: the error is returned with RetryAfter set.
 	//
-	// Zero means [DefaultMaxRetries], unless the client passed to [New]
-	// has its own HTTPOptions.RetryOptions: then the SDK's retry runs and
-	// Generate adds none. A positive value adds that many retries (on top of
-	// the SDK's, if the client has them). A negative value disables the
-	// adapter's retries.
+	// Zero means [DefaultMaxRetries] for a Provider made by [New], unless
+	// the client has its own HTTPOptions.RetryOptions: then the SDK's retry
+	// runs and Generate adds none; for one made by [NewFromAPIKey] zero
+	// means no retries, as the runtime retries ([agentrt.RetryPolicy]). A
+	// positive value adds that many retries (on top of the SDK's, if the
+	// client has them). A negative value disables the adapter's retries.
 	//
 	// The retry loop is the adapter's own because the SDK's (genai
 	// HTTPRetryOptions) ignores the delay the server asks for.
@@ -155,7 +157,9 @@ func New(client *genai.Client, model string, opts *Options) *Provider {
 // client built from apiKey; an empty apiKey means the GOOGLE_API_KEY or
 // GEMINI_API_KEY environment variable, as the SDK reads it. The client
 // uses its own http.Client whose transport lets Generate see Retry-After
-// headers. opts may be nil.
+// headers. Neither the client nor the Provider retries unless
+// opts.MaxRetries says so: the runtime does ([agentrt.RetryPolicy]), with
+// the server's Retry-After. opts may be nil.
 //
 // It returns the SDK's error when no API key is found.
 func NewFromAPIKey(apiKey, model string, opts *Options) (*Provider, error) {
@@ -172,6 +176,14 @@ func newFromConfig(cfg *genai.ClientConfig, model string, opts *Options) (*Provi
 	client, err := genai.NewClient(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
+	}
+	if opts == nil || opts.MaxRetries == 0 { // retries in one place: Agent.Retry
+		o := Options{MaxRetries: -1}
+		if opts != nil {
+			o = *opts
+			o.MaxRetries = -1
+		}
+		opts = &o
 	}
 	return New(client, model, opts), nil
 }

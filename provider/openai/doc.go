@@ -116,12 +116,19 @@
 // plain text) are read for the message. The SDK's own error stays
 // reachable with errors.As (*oai.Error).
 //
-// Retries are the SDK's: connection errors, 408, 409, 429 and 5xx are
-// retried with exponential backoff and jitter, honouring Retry-After
-// (up to the SDK's limit of two minutes; a longer wait returns the error at
-// once, with RetryAfter set). [Options].MaxRetries sets the number.
-// A cancelled context stops the request, the retry wait or the stream at
-// once; the error wraps ctx.Err() and is not a ProviderError.
+// Retries happen in one place. An [agentrt.Agent] retries a retryable
+// ProviderError itself (Agent.Retry, 3 attempts by default, honouring
+// RetryAfter up to its MaxDelay), so the client [NewCompatible] builds does
+// not retry. A client you pass to [New] keeps its own setting, and
+// oai.NewClient's default is 2 retries of each attempt: build it with
+// option.WithMaxRetries(0), or set [Options].MaxRetries to -1, to keep the
+// calls at one per attempt (or set Agent.Retry.MaxAttempts to 1 and let the
+// SDK retry). The SDK's retries, when on, cover connection errors, 408, 409,
+// 429 and 5xx, with exponential backoff and jitter, honouring Retry-After
+// (up to its limit of two minutes; a longer wait returns the error at once,
+// with RetryAfter set). A cancelled context stops the request, the retry
+// wait or the stream at once; the error wraps ctx.Err() and is not a
+// ProviderError.
 //
 // # Not mapped
 //

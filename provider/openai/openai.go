@@ -32,8 +32,11 @@ type Options struct {
 	// MaxRetries is how many times a failed call is retried by the SDK's
 	// own retry loop (connection errors, 408, 409, 429 and 5xx, with
 	// exponential backoff and jitter, honouring Retry-After and
-	// Retry-After-Ms). 0 keeps the client's setting (the SDK's default is
-	// 2 retries); a negative value disables retries.
+	// Retry-After-Ms). 0 keeps the client's setting: none for a client
+	// built by NewCompatible, the SDK's default of 2 retries for one
+	// built by oai.NewClient without option.WithMaxRetries. A negative
+	// value disables retries. The runtime retries on its own (see
+	// [agentrt.RetryPolicy] and the package doc's "Retries").
 	MaxRetries int
 
 	// DisableStrict sends every tool schema (and ModelRequest.ResponseSchema)
@@ -111,6 +114,9 @@ func New(client oai.Client, model string, opts *Options) *Provider {
 // OpenAI-Project headers are not sent. The token cap is sent as
 // "max_tokens" unless opts.MaxTokensField says otherwise.
 //
+// The client does not retry (the runtime does: [agentrt.RetryPolicy]);
+// Options.MaxRetries turns the SDK's retries on.
+//
 // For anything more (a proxy, custom headers, timeouts), build the client
 // with oai.NewClient and the option package, and call New.
 func NewCompatible(baseURL, apiKey, model string, opts *Options) *Provider {
@@ -119,6 +125,7 @@ func NewCompatible(baseURL, apiKey, model string, opts *Options) *Provider {
 		option.WithAPIKey(apiKey),
 		option.WithHeaderDel("OpenAI-Organization"),
 		option.WithHeaderDel("OpenAI-Project"),
+		option.WithMaxRetries(0), // retries in one place: Agent.Retry
 	)
 	p := New(client, model, opts)
 	if p.opts.MaxTokensField == "" {

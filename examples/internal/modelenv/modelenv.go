@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/provider/anthropic"
@@ -48,7 +49,8 @@ func Planner(scripted agentrt.Planner, provider, model string) (agentrt.Planner,
 		return scripted, ScriptedLabel, nil
 	case "openai":
 		model = cmp.Or(model, "gpt-4.1-mini")
-		p = openai.New(oai.NewClient(), model, nil) // the SDK reads OPENAI_API_KEY (and OPENAI_BASE_URL)
+		// The SDK reads OPENAI_API_KEY (and OPENAI_BASE_URL); the Agent retries, so the client does not.
+		p = openai.New(oai.NewClient(option.WithMaxRetries(0)), model, nil)
 	case "anthropic":
 		model = cmp.Or(model, "claude-haiku-4-5")
 		p = anthropic.NewFromAPIKey(os.Getenv("ANTHROPIC_API_KEY"), model, nil)

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// chromium returns the browser to drive: $CHROME, else Debian's chromium,
+// else one on PATH; "" if none.
+func chromium() string {
+	if p := os.Getenv("CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// artifactDir is where the test saves its screenshot: $AGENTRT_ARTIFACTS,
+// else ./artifacts.
+func artifactDir(t *testing.T) string {
+	dir := os.Getenv("AGENTRT_ARTIFACTS")
+	if dir == "" {
+		dir = "artifacts"
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// serve runs the app over dir on addr until the returned function stops
+// it (as a process exit would: the store is closed, nothing is kept).
+func serve(t *testing.T, addr, dir string) (stop func()) {
+	t.Helper()
+	s, err := newServer(dir, scriptedPlanner())
+	require.NoError(t, err)
+	var ln net.Listener
+	for range 50 { // the previous server's port may take a moment to free
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	srv := &http.Server{Handler: s}
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(ln) }()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+		s.Close()
+	}
+}
+
+// TestBrowser drives the page in a real browser (headless Chromium): send
+// a task, watch the streamed text and the tool call, click Approve, restart
+// the server while the second write waits for approval, reopen the session
+// from the list, click Approve again, and check the files on disk, the
+// transcript and the page. It saves a screenshot in artifactDir.
+func TestBrowser(t *testing.T) {
+	chrome := chromium()
+	if chrome == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no Chromium: install Debian's chromium (apt-get install chromium) or set CHROME")
+		}
+		t.Skip("no Chromium (set CHROME, or apt-get install chromium)")
+	}
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	stop := serve(t, addr, dir)
+	defer func() { stop() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox, // root in a container
+		chromedp.Flag("disable-gpu", true),
+		chromedp.WindowSize(1100, 760),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+
+	url := "http://" + addr + "/"
+	const (
+		approve      = chromedp.CSS("#approvals .approve")
+		nowSummary   = `//div[contains(@class,"assistant") and contains(., "Now the summary.")]`
+		askedSummary = `//div[@id="approvals"]//pre[contains(., "notes/summary.txt")]`
+		session      = `//nav//button[contains(@class,"session") and contains(., "greet the world")]`
+		done         = `//div[@id="status" and .="Done."]`
+	)
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.ID("input")),
+		chromedp.SendKeys(chromedp.ID("input"), "greet the world"),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(approve),
+	))
+	streamed, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(".msg.assistant")))
+	require.NoError(t, err)
+	assert.Equal(t, "I will write two files for this task: first notes/hello.txt, then a summary.", streamed, "the streamed text")
+	shown, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("approvals")))
+	require.NoError(t, err)
+	assert.Contains(t, shown, "write_file")
+	assert.Contains(t, shown, "notes/hello.txt")
+	hello := filepath.Join(dir, "workspace", "notes", "hello.txt")
+	_, err = os.Stat(hello)
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing is written before Approve")
+
+	// Approve: the file is written, and the second write asks.
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Click(approve),
+		chromedp.WaitVisible(nowSummary),
+		chromedp.WaitVisible(askedSummary),
+	))
+	b, err := os.ReadFile(hello)
+	require.NoError(t, err)
+	assert.Equal(t, "Hello from agentrt!\nTask: greet the world\n", string(b))
+
+	// The server restarts while the second approval waits.
+	stop()
+	stop = serve(t, addr, dir)
+
+	// A fresh page: the session is in the list, its pending call is shown.
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(session),
+		chromedp.Click(session),
+		chromedp.WaitVisible(askedSummary),
+	))
+	png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(artifactDir(t), "web-pending.png"), png, 0o644))
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Click(approve),
+		chromedp.WaitVisible(done),
+	))
+	page, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("transcript")))
+	require.NoError(t, err)
+	assert.Contains(t, page, "Done: wrote notes/hello.txt (42 bytes); wrote notes/summary.txt (28 bytes).")
+	assert.Equal(t, 1, strings.Count(page, `⚙ write_file {"path":"notes/summary.txt"`), "the resumed call is shown once")
+	b, err = os.ReadFile(filepath.Join(dir, "workspace", "notes", "summary.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "Summary of: greet the world\n", string(b))
+
+	png, err = chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	shot := filepath.Join(artifactDir(t), "web-approvals.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot: %s", shot)
+
+	// The transcript on disk: every call answered, the final answer last.
+	stop()
+	stop = func() {}
+	s, err := newServer(dir, scriptedPlanner())
+	require.NoError(t, err)
+	defer s.Close()
+	msgs, err := s.store.Load(ctx, sessionOf(t, s))
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+	require.Len(t, msgs, 6)
+	assert.True(t, strings.HasPrefix(msgs[5].Text(), "Done: wrote notes/hello.txt"), msgs[5].Text())
+}
+
+func sessionOf(t *testing.T, s *server) string {
+	infos, err := s.store.List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	return infos[0].ID
+}
