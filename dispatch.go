@@ -433,9 +433,9 @@ func callTool(ctx context.Context, c *call) (out string, parts []Block, perr *Pa
 // afterToolHooks lets the AfterTool hooks see and change c's result.
 func (r *run) afterToolHooks(ctx context.Context, c *call) {
 	c.stage = stageAfterTool
-	out := ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Err: c.err, Duration: c.dur}
+	out := ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Blocks: c.result.Blocks, Err: c.err, Duration: c.dur}
 	c.herrs = append(c.herrs, r.afterTool(ctx, c.inv, &out)...)
-	c.result.Content, c.result.IsError = out.Content, out.IsError
+	c.result.Content, c.result.IsError, c.result.Blocks = out.Content, out.IsError, out.Blocks
 }
 
 // afterGoexit runs the AfterTool hooks of a call whose tool ended its
