@@ -77,7 +77,7 @@ func (s *sandbox) assertSecretIntact(t *testing.T) {
 func TestToolSpecs(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	readOnly := map[string]bool{"read_file": true, "list_dir": true, "grep": true, "write_file": false, "edit_file": false}
+	readOnly := map[string]bool{"read_file": true, "list_dir": true, "grep": true, "write_file": false, "edit_file": false, "read_image": true}
 	require.Len(t, s.tools, len(readOnly))
 	for name, ro := range readOnly {
 		assert.Equal(t, ro, s.tools[name].Spec().ReadOnly, name)
