@@ -100,16 +100,16 @@ func TestFilesystemServer(t *testing.T) {
 	}
 
 	var asked []string
-	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Answer, error) {
+	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		var in struct{ Path string }
 		if err := json.Unmarshal(req.Input.(json.RawMessage), &in); err != nil {
-			return agentrt.AnswerNo, err
+			return agentrt.Decision{}, err
 		}
 		asked = append(asked, filepath.Base(in.Path))
 		if filepath.Base(in.Path) == "allowed.txt" {
-			return agentrt.AnswerYes, nil
+			return agentrt.Decision{Allow: true}, nil
 		}
-		return agentrt.AnswerNo, nil
+		return agentrt.Decision{}, nil
 	})
 	script := agenttest.Script(
 		agenttest.CallTool("fs_read_text_file", input(t, map[string]string{"path": filepath.Join(dir, "hello.txt")})),

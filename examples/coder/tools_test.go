@@ -217,7 +217,7 @@ func TestSymlinkSwapBetweenCheckAndUse(t *testing.T) {
 			require.NoError(t, os.WriteFile(notes, []byte("SECRET in the root\n"), 0o644))
 
 			asked := 0
-			ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Answer, error) {
+			ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 				asked++
 				// The check: the preview sees the regular file in the root.
 				name, before, after, _, err := s.ws.preview(req)
@@ -228,7 +228,7 @@ func TestSymlinkSwapBetweenCheckAndUse(t *testing.T) {
 				// The swap, after the check and before the use.
 				require.NoError(t, os.Remove(notes))
 				require.NoError(t, os.Symlink(s.secret, notes))
-				return agentrt.AnswerYes, nil
+				return agentrt.Decision{Allow: true}, nil
 			}
 			ag := &agentrt.Agent{
 				Tools:      s.ws.tools(),
