@@ -275,9 +275,9 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 func TestAskOnWriteRemembersAlways(t *testing.T) {
 	t.Parallel()
 	write := agentrt.NewTool("write", "Writes.", func(_ context.Context, in WriteIn) (string, error) { return "ok", nil })
-	answers := []agentrt.Answer{agentrt.AnswerNo, agentrt.AnswerYes, agentrt.AnswerAlways}
+	answers := []agentrt.Decision{{}, {Allow: true}, {Allow: true, Always: true}}
 	asked := 0
-	ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Answer, error) {
+	ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		asked++
 		return answers[asked-1], nil
 	}
@@ -308,13 +308,14 @@ func TestTerminalAsker(t *testing.T) {
 	req := &agentrt.PermissionRequest{Tool: agentrt.ToolSpec{Name: "write"}, Input: WriteIn{Path: "a"}}
 	a, err := ask(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, agentrt.AnswerYes, a)
+	assert.Equal(t, agentrt.Decision{Allow: true, Source: "user"}, a)
 	a, err = ask(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, agentrt.AnswerAlways, a)
+	assert.Equal(t, agentrt.Decision{Allow: true, Source: "user", Always: true}, a)
 	a, err = ask(context.Background(), req) // end of input
 	require.NoError(t, err)
-	assert.Equal(t, agentrt.AnswerNo, a)
+	assert.False(t, a.Allow)
+	assert.Equal(t, `permission denied: the user refused this call of "write"`, a.Reason)
 	assert.Contains(t, out.String(), `write tool "write"`)
 	assert.Contains(t, out.String(), `"path": "a"`)
 	assert.Equal(t, 4, strings.Count(out.String(), "Allow? "), "an unclear answer asks again")

@@ -309,9 +309,9 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	var n notes
 	store := agentrt.NewMemoryStore()
 	asked := 0
-	first := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Answer, error) {
+	first := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		asked++
-		return agentrt.AnswerAlways, nil
+		return agentrt.Decision{Allow: true, Always: true}, nil
 	})
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Permission: first, Store: store,
 		Planner: agenttest.Script(agenttest.CallTool("write_note", `{"path":"a"}`), agenttest.Reply("ok"))}
@@ -323,9 +323,9 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	assert.Equal(t, true, perm[0]["always"])
 
 	// A new checker (another process, say): the session remembers.
-	second := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Answer, error) {
+	second := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		t.Error("asked again")
-		return agentrt.AnswerNo, nil
+		return agentrt.Decision{}, nil
 	})
 	ag = &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Permission: second, Store: store,
 		Planner: agenttest.Script(agenttest.CallTool("write_note", `{"path":"b"}`), agenttest.Reply("ok"))}

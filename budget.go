@@ -28,7 +28,9 @@ type Prices struct {
 }
 
 // Cost returns the cost of u at prices p. Cached input tokens are priced
-// at CacheRead and CacheWrite, the rest of the input at Input.
+// at CacheRead and CacheWrite, the rest of the input at Input; output
+// tokens, reasoning tokens included (vendors bill them as output), at
+// Output.
 func (p Prices) Cost(u Usage) float64 {
 	uncached := max(0, u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens)
 	return (float64(uncached)*p.Input + float64(u.OutputTokens)*p.Output +

@@ -391,7 +391,7 @@ func (r *run) execute(c *call) {
 	if c.inv != nil {
 		c.inv.Start = start
 	}
-	out, perr, err := callTool(ctx, c)
+	out, parts, perr, err := callTool(ctx, c)
 	c.dur = time.Since(start)
 	c.ran = true
 	switch {
@@ -413,6 +413,7 @@ func (r *run) execute(c *call) {
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 	default:
 		c.result = NewToolResult(c.use.ID, out, false)
+		c.result.Blocks = parts
 	}
 	if c.inv != nil {
 		r.afterToolHooks(ctx, c)
@@ -420,22 +421,22 @@ func (r *run) execute(c *call) {
 }
 
 // callTool calls the tool's Execute, recovering a panic.
-func callTool(ctx context.Context, c *call) (out string, perr *PanicError, err error) {
+func callTool(ctx context.Context, c *call) (out string, parts []Block, perr *PanicError, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			perr = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	out, err = c.entry.tool.Execute(ctx, c.input)
-	return out, nil, err
+	out, parts, err = executeTool(ctx, c.entry.tool, c.input)
+	return out, parts, nil, err
 }
 
 // afterToolHooks lets the AfterTool hooks see and change c's result.
 func (r *run) afterToolHooks(ctx context.Context, c *call) {
 	c.stage = stageAfterTool
-	out := ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Err: c.err, Duration: c.dur}
+	out := ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Blocks: c.result.Blocks, Err: c.err, Duration: c.dur}
 	c.herrs = append(c.herrs, r.afterTool(ctx, c.inv, &out)...)
-	c.result.Content, c.result.IsError = out.Content, out.IsError
+	c.result.Content, c.result.IsError, c.result.Blocks = out.Content, out.IsError, out.Blocks
 }
 
 // afterGoexit runs the AfterTool hooks of a call whose tool ended its

@@ -125,6 +125,7 @@ func (d *Durable) Settle(i int, out ToolOutcome, ran bool) ToolResult {
 		c.decide(c.note, nil)
 	} else {
 		c.result = NewToolResult(c.use.ID, out.Content, out.IsError)
+		c.result.Blocks = out.Blocks
 		c.err, c.dur, c.ran = out.Err, out.Duration, ran
 		if _, ok := c.err.(*ToolError); c.err != nil && !ok {
 			c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: c.err}
@@ -362,7 +363,7 @@ func (d *Durable) runner(ctx context.Context, turn int, emit func(Event)) *run {
 }
 
 func outcomeOf(c *call) *ToolOutcome {
-	return &ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Err: c.err, Duration: c.dur}
+	return &ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Blocks: c.result.Blocks, Err: c.err, Duration: c.dur}
 }
 
 func marshal(v any) (json.RawMessage, bool) {

@@ -149,6 +149,9 @@ func TestDurableMatchesRun(t *testing.T) {
 			agentrt.NewTool("echo", "Echo.", func(_ context.Context, in noteIn) (string, error) { return in.Text, nil }, agentrt.ReadOnly()),
 			agentrt.NewTool("save", "Save.", func(_ context.Context, in noteIn) (string, error) { return "saved " + in.Text, nil }),
 			agentrt.NewTool("boom", "Panic.", func(_ context.Context, in noteIn) (string, error) { panic("boom") }, agentrt.ReadOnly()),
+			agentrt.NewTool("shot", "Screenshot.", func(_ context.Context, in noteIn) ([]agentrt.Block, error) {
+				return []agentrt.Block{agentrt.TextBlock(in.Text), agentrt.ImageBlock("image/png", agenttest.PNG)}, nil
+			}, agentrt.ReadOnly()),
 		}
 	}
 	loopScript := func() []agenttest.Step {
@@ -197,6 +200,9 @@ func TestDurableMatchesRun(t *testing.T) {
 			}}}
 		}},
 		{name: "loop guard", steps: loopScript},
+		{name: "a tool result with an image", steps: func() []agenttest.Step {
+			return []agenttest.Step{agenttest.CallTool("shot", `{"text":"the screen"}`), agenttest.Reply("a pixel")}
+		}},
 		{name: "max turns final answer", steps: func() []agenttest.Step {
 			return append(loopScript()[:2], agenttest.Reply("partial"))
 		}, agent: func(ag *agentrt.Agent) { ag.MaxTurns = 2; ag.LoopGuard.Disabled = true }},

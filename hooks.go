@@ -92,6 +92,9 @@ type ToolOutcome struct {
 	// them.
 	Content string
 	IsError bool
+	// Blocks are the images and documents of the result, after Content
+	// (from a [ContentTool]); a hook may change them too.
+	Blocks []Block
 	// Err is the failure behind an error result (a *ToolError).
 	Err error
 	// Duration is how long Execute took.

@@ -190,3 +190,54 @@ func BenchmarkJSONLList(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkJSONLImage1MB measures a message carrying a 1 MB image, stored
+// inline (base64 in the message line): its Append (SyncNever, so the
+// encoding and the write are measured, not the disk's flush), and the Load
+// of a session of 20 text messages plus that one.
+func BenchmarkJSONLImage1MB(b *testing.B) {
+	img := make([]byte, 1<<20)
+	for i := range img {
+		img[i] = byte(i * 7919 >> 3)
+	}
+	msg := agentrt.NewUserMessage("What is in this picture?", agentrt.ImageBlock("image/png", img))
+	b.Run("append", func(b *testing.B) {
+		s, err := agentrt.NewJSONLStore(b.TempDir(), &agentrt.JSONLOptions{Durability: agentrt.SyncNever})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.SetBytes(int64(len(img)))
+		for b.Loop() {
+			if err := s.Append(ctx, "img", msg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("load", func(b *testing.B) {
+		s, err := agentrt.NewJSONLStore(b.TempDir(), &agentrt.JSONLOptions{Durability: agentrt.SyncNever})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		ctx := context.Background()
+		for i := range 20 {
+			if err := s.Append(ctx, "img", benchMessage(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Append(ctx, "img", msg); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(int64(len(img)))
+		for b.Loop() {
+			msgs, err := s.Load(ctx, "img")
+			if err != nil || len(msgs) != 21 || len(msgs[20].Blocks[0].Data) != len(img) {
+				b.Fatalf("load: %d messages, %v", len(msgs), err)
+			}
+		}
+	})
+}

@@ -37,6 +37,7 @@ type loop struct {
 
 	calls   []call // the tool_uses of the current assistant message
 	callBuf [1]call
+	parts   []Block // the parts of the user's input after its text
 }
 
 // limitStop is a limit the run has reached; the next planner call is the
@@ -65,12 +66,12 @@ func (l *loop) begin(stored []Message, input string) (repairs []Message, user Me
 			}
 		}
 	}
-	if input == "" && len(stored) == 0 {
+	if input == "" && len(l.parts) == 0 && len(stored) == 0 {
 		return nil, Message{}, false, ErrEmptyInput
 	}
 	repairs = unanswered(stored, func(b Block) Message { return NewToolResult(b.ID, interruptedText, true) })
-	if input != "" {
-		return repairs, NewUserMessage(input), true, nil
+	if input != "" || len(l.parts) > 0 {
+		return repairs, NewUserMessage(input, l.parts...), true, nil
 	}
 	return repairs, Message{}, false, nil
 }
@@ -96,7 +97,7 @@ func (l *loop) request(req *ModelRequest) *ModelRequest {
 	if l.limit != nil {
 		req.System += "\n\nThis run has reached a limit and is about to stop: " + l.limit.why +
 			" Do not call any tool. Answer the user now, as well as you can with what you have found so far, and say what is left undone."
-		req.Tools = nil
+		req.ToolChoice = ToolChoice{Mode: "none"}
 	}
 	return req
 }

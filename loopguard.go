@@ -52,6 +52,14 @@ func (s *loopState) observe(name string, input json.RawMessage, result Message) 
 		h = fnvByte(h, 1)
 	}
 	sig := fnvString(h, result.Content)
+	for _, b := range result.Blocks { // a screenshot that changed is new
+		sig = fnvByte(sig, 0)
+		sig = fnvString(sig, b.Text)
+		sig = fnvString(sig, b.URL)
+		for _, c := range b.Data {
+			sig = (sig ^ uint64(c)) * fnvPrime
+		}
+	}
 	count := 1
 	for i := 0; i < s.n && i < loopWindow; i++ {
 		if s.ring[i] == sig {

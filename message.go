@@ -11,44 +11,78 @@ type Role string
 
 // The three roles of a conversation.
 const (
-	// RoleUser marks a message typed by the user. It carries text.
+	// RoleUser marks a message from the user: text, and any images or
+	// documents in its Blocks.
 	RoleUser Role = "user"
 	// RoleAssistant marks a message produced by the model: an ordered list
 	// of text and tool_use blocks.
 	RoleAssistant Role = "assistant"
 	// RoleTool marks the result of one tool_use: its ToolUseID, content
-	// text and IsError flag.
+	// text, IsError flag, and any images or documents in its Blocks.
 	RoleTool Role = "tool"
 )
 
-// BlockType says what a [Block] of an assistant message holds.
+// BlockType says what a [Block] holds.
 type BlockType string
 
-// The block types of an assistant message.
+// The block types. An assistant message holds text, tool_use and thinking
+// blocks; a user message or a tool result holds text, image and document
+// blocks.
 const (
-	// BlockText is a block of text written by the model.
+	// BlockText is a block of text.
 	BlockText BlockType = "text"
 	// BlockToolUse is a request by the model to call a tool.
 	BlockToolUse BlockType = "tool_use"
+	// BlockImage is an image: MediaType ("image/png", ...) and Data, or a
+	// URL.
+	BlockImage BlockType = "image"
+	// BlockDocument is a file other than an image (a PDF, plain text,
+	// audio): MediaType and Data, or a URL; Name is its file name, if any.
+	BlockDocument BlockType = "document"
+	// BlockThinking is the model's reasoning, as its vendor returned it:
+	// Text is the thinking or its summary, Signature the opaque signature
+	// or encrypted content the vendor wants back, Redacted marks thinking
+	// whose text the vendor withheld, and Provider names the vendor. An
+	// adapter sends it back only to the vendor named in Provider and drops
+	// it for any other.
+	BlockThinking BlockType = "thinking"
 )
 
-// Block is one part of an assistant message: text, or a tool_use.
+// Block is one part of a message: text, a tool_use, an image, a document
+// or thinking.
 //
 // For a text block only Text is set. For a tool_use block ID, Name and
 // Input are set; Input is the tool's input as the model sent it (raw JSON,
 // normally an object). Input is shared like the rest of its [Message]: read
-// it, do not modify it.
+// it, do not modify it. For image and document blocks MediaType and Data
+// (or URL) are set. See [BlockThinking] for thinking blocks.
 type Block struct {
 	Type  BlockType       `json:"type"`
 	Text  string          `json:"text,omitempty"`
 	ID    string          `json:"id,omitempty"`
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
+	// MediaType is the IANA media type of an image or document's Data
+	// ("image/png", "application/pdf", "text/plain").
+	MediaType string `json:"media_type,omitempty"`
+	// Data is the content of an image or document (base64 in JSON).
+	Data []byte `json:"data,omitempty"`
+	// URL locates an image or document that has no Data. Not every vendor
+	// takes one; an adapter that cannot refuses the request.
+	URL string `json:"url,omitempty"`
 	// Signature is opaque data a vendor attaches to a block and wants back
-	// in later requests (Gemini's thought signatures, Anthropic's thinking
-	// signatures). Provider adapters set and read it; it is kept in the
-	// session (base64 in JSON) so that a resumed session can send it again.
+	// in later requests: the signature or encrypted content of a thinking
+	// block, or Gemini's thought signature on a text or tool_use block.
+	// Provider adapters set and read it; it is kept in the session (base64
+	// in JSON) so that a resumed session can send it again.
 	Signature []byte `json:"signature,omitempty"`
+	// Redacted marks a thinking block whose text the vendor withheld:
+	// Signature holds the encrypted thinking.
+	Redacted bool `json:"redacted,omitempty"`
+	// Provider names the vendor that produced a thinking block or a
+	// Signature ("anthropic", "gemini", "openai"), so that adapters send
+	// them back to that vendor only.
+	Provider string `json:"provider,omitempty"`
 }
 
 // TextBlock returns a text block.
@@ -60,8 +94,13 @@ func ToolUseBlock(id, name string, input json.RawMessage) Block {
 	return Block{Type: BlockToolUse, ID: id, Name: name, Input: input}
 }
 
-// Message is one entry of a session: a user's text, an assistant's blocks,
-// or the result of one tool call.
+// Message is one entry of a session: a user's input, an assistant's
+// blocks, or the result of one tool call.
+//
+// Its content is Content, as a text part when not empty, followed by
+// Blocks in order. An assistant message keeps everything in Blocks; a user
+// message or a tool result keeps its text in Content and may add images
+// and documents (and more text) in Blocks.
 //
 // Its JSON form is stable and documented (it is the message record of the
 // JSONL session format):
@@ -71,6 +110,7 @@ func ToolUseBlock(id, name string, input json.RawMessage) Block {
 //	    {"type":"tool_use","id":"call_1","name":"add","input":{"a":2,"b":40}}]}
 //	{"role":"tool","content":"42","tool_use_id":"call_1"}
 //	{"role":"tool","content":"unknown tool \"sub\"","tool_use_id":"call_2","is_error":true}
+//	{"role":"user","content":"What is this?","blocks":[{"type":"image","media_type":"image/png","data":"iVBORw0KGgo…"}]}
 //
 // Messages are values that are shared, not copied, once appended to a
 // session: the runtime, the planner and the store all see the same Blocks
@@ -80,7 +120,9 @@ type Message struct {
 	// Content is the text of a user message or the content of a tool
 	// result. Assistant messages keep their text in Blocks.
 	Content string `json:"content,omitempty"`
-	// Blocks are the ordered blocks of an assistant message.
+	// Blocks are the ordered blocks of an assistant message, or the
+	// images, documents and further text of a user message or tool result,
+	// after Content.
 	Blocks []Block `json:"blocks,omitempty"`
 	// ToolUseID links a tool result to the tool_use block it answers.
 	ToolUseID string `json:"tool_use_id,omitempty"`
@@ -88,8 +130,11 @@ type Message struct {
 	IsError bool `json:"is_error,omitempty"`
 }
 
-// NewUserMessage returns a user message carrying text.
-func NewUserMessage(text string) Message { return Message{Role: RoleUser, Content: text} }
+// NewUserMessage returns a user message carrying text, followed by parts
+// (images, documents, more text), if any.
+func NewUserMessage(text string, parts ...Block) Message {
+	return Message{Role: RoleUser, Content: text, Blocks: parts}
+}
 
 // NewAssistantMessage returns an assistant message made of blocks.
 func NewAssistantMessage(blocks ...Block) Message {
@@ -104,8 +149,10 @@ func NewToolResult(toolUseID, content string, isError bool) Message {
 
 // Text returns the text of the message: the content of a user message or
 // tool result, or the text blocks of an assistant message joined together.
+// The text blocks of a user message or tool result that has no Content
+// stand for it.
 func (m Message) Text() string {
-	if m.Role != RoleAssistant {
+	if m.Role != RoleAssistant && (m.Content != "" || len(m.Blocks) == 0) {
 		return m.Content
 	}
 	switch n := countText(m.Blocks); n {
@@ -184,6 +231,12 @@ func (m Message) String() string {
 		}
 		sb.WriteString(": ")
 		sb.WriteString(m.Content)
+		for i, b := range m.Blocks {
+			if i > 0 || m.Content != "" {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(b.String())
+		}
 	case RoleAssistant:
 		sb.WriteString("assistant:")
 		for _, b := range m.Blocks {
@@ -194,18 +247,48 @@ func (m Message) String() string {
 		sb.WriteString(string(m.Role))
 		sb.WriteString(": ")
 		sb.WriteString(m.Content)
+		for i, b := range m.Blocks {
+			if i > 0 || m.Content != "" {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(b.String())
+		}
 	}
 	return sb.String()
 }
 
-// String returns the block's text, or "[tool_use ID NAME INPUT]".
+// String returns the block's text, or a bracketed summary of any other
+// block: "[tool_use ID NAME INPUT]", "[image image/png 2048 bytes]",
+// "[document report.pdf application/pdf 5120 bytes]", "[image URL]",
+// "[thinking anthropic: TEXT]".
 func (b Block) String() string {
-	if b.Type == BlockToolUse {
+	switch b.Type {
+	case BlockToolUse:
 		in := string(b.Input)
 		if in == "" {
 			in = "{}"
 		}
 		return fmt.Sprintf("[tool_use %s %s %s]", b.ID, b.Name, in)
+	case BlockImage, BlockDocument:
+		var sb strings.Builder
+		sb.WriteString("[")
+		sb.WriteString(string(b.Type))
+		if b.Name != "" {
+			sb.WriteString(" " + b.Name)
+		}
+		if b.URL != "" {
+			sb.WriteString(" " + b.URL)
+		} else {
+			fmt.Fprintf(&sb, " %s %d bytes", b.MediaType, len(b.Data))
+		}
+		sb.WriteString("]")
+		return sb.String()
+	case BlockThinking:
+		text := b.Text
+		if b.Redacted {
+			text = "(redacted)"
+		}
+		return fmt.Sprintf("[thinking %s: %s]", b.Provider, text)
 	}
 	return b.Text
 }

@@ -134,85 +134,57 @@ func (allowAll) Check(context.Context, *PermissionRequest) (Decision, error) {
 	return Decision{Allow: true, Source: "policy"}, nil
 }
 
-// Answer is a user's reply to a permission question.
-type Answer int
-
-const (
-	// AnswerNo denies this call.
-	AnswerNo Answer = iota
-	// AnswerYes allows this call only.
-	AnswerYes
-	// AnswerAlways allows this call and every later call of the same tool
-	// in the same session, without asking again.
-	AnswerAlways
-)
-
-// AskFunc asks the user whether a write tool call may run.
-type AskFunc func(ctx context.Context, req *PermissionRequest) (Answer, error)
-
-// AskOnWrite returns a policy that allows read-only tools and asks about
-// each write tool call. An [AnswerAlways] is remembered per session and
-// tool: by the returned checker, and in the session (its decision has
-// Always set), so that a later run of the session, in this process or
-// another, does not ask again; decisions it makes from memory have Source
-// "remembered", those the user made "user".
+// AskOnWrite returns a policy that allows read-only tools and asks ask
+// about each write tool call, unless the person already answered "always"
+// for such a call in this session ([PermissionRequest.Remembered]): then
+// that decision is returned without asking. ask returns the person's
+// decision; a Source left empty is reported as "user". An allowing
+// decision with Always set is remembered by the runtime for the rest of
+// the session, in the session itself, so a later run of the session, in
+// this process or another, does not ask again.
 //
-// The checker is safe for concurrent use by several agents and sessions.
-func AskOnWrite(ask AskFunc) PermissionChecker {
+// The checker is safe for concurrent use if ask is.
+func AskOnWrite(ask PermissionFunc) PermissionChecker {
 	if ask == nil {
-		panic("agentrt: AskOnWrite: nil AskFunc")
+		panic("agentrt: AskOnWrite: nil ask")
 	}
-	return &askOnWrite{ask: ask, always: map[[2]string]bool{}}
+	return askOnWrite{ask: ask}
 }
 
-type askOnWrite struct {
-	ask    AskFunc
-	mu     sync.Mutex
-	always map[[2]string]bool // {session, tool}
-}
+type askOnWrite struct{ ask PermissionFunc }
 
-func (a *askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
+func (a askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
 	if req.Tool.ReadOnly {
 		return Decision{Allow: true, Source: "policy"}, nil
-	}
-	key := [2]string{req.SessionID, req.Tool.Name}
-	a.mu.Lock()
-	remembered := a.always[key]
-	a.mu.Unlock()
-	if remembered {
-		return Decision{Allow: true, Source: "remembered"}, nil
 	}
 	if m := req.Remembered; m != nil {
 		return *m, nil
 	}
-	ans, err := a.ask(ctx, req)
+	d, err := a.ask(ctx, req)
 	if err != nil {
 		return Decision{}, err
 	}
-	switch ans {
-	case AnswerAlways:
-		a.mu.Lock()
-		a.always[key] = true
-		a.mu.Unlock()
-		return Decision{Allow: true, Source: "user", Always: true}, nil
-	case AnswerYes:
-		return Decision{Allow: true, Source: "user"}, nil
-	default:
-		return Decision{Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name), Source: "user"}, nil
+	if d.Source == "" {
+		d.Source = "user"
 	}
+	if !d.Allow && !d.Pending && d.Reason == "" {
+		d.Reason = fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)
+	}
+	return d, nil
 }
 
-// TerminalAsker returns an [AskFunc] that prints the tool call to w and
-// reads the answer from r: y (yes, this call), n (no) or a (always, for this
-// tool in this session). Anything else asks again; end of input is no.
+// TerminalAsker returns an asker for [AskOnWrite] that prints the tool call
+// to w and reads the answer from r: y (yes, this call), n (no) or a (always,
+// for this tool in this session: a decision with Always set). Anything else asks again; end of input is no.
 // Calls are serialized, so concurrent questions do not interleave.
 //
 // Reading from r does not stop when ctx is cancelled; a program that needs
 // that reads its terminal in its own goroutine and feeds r through a pipe.
-func TerminalAsker(r io.Reader, w io.Writer) AskFunc {
+func TerminalAsker(r io.Reader, w io.Writer) PermissionFunc {
 	br := bufio.NewReader(r)
 	var mu sync.Mutex
-	return func(ctx context.Context, req *PermissionRequest) (Answer, error) {
+	return func(ctx context.Context, req *PermissionRequest) (Decision, error) {
+		no := Decision{Source: "user", Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)}
 		mu.Lock()
 		defer mu.Unlock()
 		input := string(req.RawInput)
@@ -224,21 +196,21 @@ func TerminalAsker(r io.Reader, w io.Writer) AskFunc {
 		fmt.Fprintf(w, "\nThe agent wants to run the write tool %q with input:\n  %s\n", req.Tool.Name, input)
 		for {
 			if err := ctx.Err(); err != nil {
-				return AnswerNo, err
+				return no, err
 			}
 			fmt.Fprint(w, "Allow? [y]es / [n]o / [a]lways for this tool: ")
 			line, err := br.ReadString('\n')
 			switch strings.ToLower(strings.TrimSpace(line)) {
 			case "y", "yes":
-				return AnswerYes, nil
+				return Decision{Allow: true, Source: "user"}, nil
 			case "n", "no":
-				return AnswerNo, nil
+				return no, nil
 			case "a", "always":
-				return AnswerAlways, nil
+				return Decision{Allow: true, Source: "user", Always: true}, nil
 			}
 			if err != nil { // EOF or a broken terminal: the safe answer
 				fmt.Fprintln(w)
-				return AnswerNo, nil
+				return no, nil
 			}
 		}
 	}

@@ -28,6 +28,9 @@ type ModelRequest struct {
 	// Tools are the tools the model may call. Empty means the model must
 	// answer with text.
 	Tools []ToolSpec
+	// ToolChoice says whether the model must, may or must not call one of
+	// Tools; its zero value lets the model decide.
+	ToolChoice ToolChoice
 
 	// MaxTokens caps the length of the answer; 0 means the provider's default.
 	MaxTokens int
@@ -41,6 +44,18 @@ type ModelRequest struct {
 	// before that call returns. A provider that cannot stream may ignore it;
 	// the runtime then sees the text only in the final message.
 	OnText func(delta string)
+}
+
+// ToolChoice says whether the model must call a tool. Mode is "" or
+// "auto" (the model decides), "none" (it answers with text, the tools
+// still declared so that the prompt and its cache stay the same),
+// "required" (it calls at least one tool) or "tool" (it calls the tool
+// named Name). A provider adapter maps it to its API; one whose API cannot
+// express a mode returns an error (Kind [ErrInvalidRequest]) before
+// sending anything.
+type ToolChoice struct {
+	Mode string `json:"mode,omitempty"`
+	Name string `json:"name,omitempty"`
 }
 
 // ModelResponse is the next assistant message and what it cost. The
@@ -79,6 +94,9 @@ type Usage struct {
 	InputTokens int `json:"input_tokens"`
 	// OutputTokens counts generated tokens, reasoning tokens included.
 	OutputTokens int `json:"output_tokens"`
+	// ReasoningTokens are the output tokens the model spent thinking
+	// (priced as output).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// CacheReadTokens are input tokens served from the provider's cache.
 	CacheReadTokens int `json:"cache_read_tokens,omitempty"`
 	// CacheWriteTokens are input tokens written to the provider's cache.
@@ -90,6 +108,7 @@ func (u Usage) Add(v Usage) Usage {
 	return Usage{
 		InputTokens:      u.InputTokens + v.InputTokens,
 		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
 		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
 	}

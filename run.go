@@ -15,6 +15,7 @@ type runOptions struct {
 	permission PermissionChecker // replaces the Agent's checker
 	approvals  []Approval        // Resume's decisions
 	resume     bool              // Resume: the session must be pending
+	parts      []Block           // the user turn's parts after its text (RunParts)
 }
 
 func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOptions) iter.Seq2[Event, error] {
@@ -41,6 +42,7 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		r.ctx, r.turnCtx = &r.rctx, &r.rctx
 		r.l = &r.loop
 		r.l.init(p, sessionID, opts.output)
+		r.l.parts = opts.parts
 		if opts.resume {
 			r.appr.resume = true
 			r.appr.data().approvals = opts.approvals

@@ -142,9 +142,11 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // against that schema (keywords outside the list above are shown but not
 // enforced), decoded into In and validated by its tags.
 //
-// The result of fn is given to the model as is if Out is a string, and as
-// JSON otherwise. An error from fn becomes an is_error result carrying its
-// text.
+// The result of fn is given to the model as is if Out is a string, as
+// content if Out is a [Block] or []Block (an image, a document, several
+// parts: the leading text blocks become the result's text, the rest its
+// Blocks; the tool is a [ContentTool]), and as JSON otherwise. An error
+// from fn becomes an is_error result carrying its text.
 //
 // NewTool panics on a programmer error: an invalid name (it must match
 // ^[a-zA-Z0-9_-]{1,64}$), a nil fn, an In that is not a struct, or tags that
@@ -236,33 +238,53 @@ func (t *typedTool[In, Out]) Decode(raw json.RawMessage) (any, error) {
 }
 
 func (t *typedTool[In, Out]) Execute(ctx context.Context, input any) (string, error) {
+	text, parts, err := t.ExecuteContent(ctx, input)
+	if err != nil || len(parts) == 0 {
+		return text, err
+	}
+	if text != "" {
+		return text + "\n" + describeParts(parts), nil
+	}
+	return describeParts(parts), nil
+}
+
+// ExecuteContent runs the function. A [Block] or []Block result gives its
+// leading text blocks as text and the rest as parts; any other result is
+// text only.
+func (t *typedTool[In, Out]) ExecuteContent(ctx context.Context, input any) (string, []Block, error) {
 	in, ok := input.(In)
 	if !ok {
-		return "", fmt.Errorf("internal error: input of type %T, want %v", input, reflect.TypeFor[In]())
+		return "", nil, fmt.Errorf("internal error: input of type %T, want %v", input, reflect.TypeFor[In]())
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	switch v := any(out).(type) {
 	case string:
-		return v, nil
+		return v, nil, nil
 	case int:
-		return strconv.Itoa(v), nil
+		return strconv.Itoa(v), nil, nil
 	case int64:
-		return strconv.FormatInt(v, 10), nil
+		return strconv.FormatInt(v, 10), nil, nil
 	case float64:
 		if b, err := json.Marshal(v); err == nil {
-			return string(b), nil
+			return string(b), nil, nil
 		}
 	case bool:
-		return strconv.FormatBool(v), nil
+		return strconv.FormatBool(v), nil, nil
+	case Block:
+		text, parts := splitParts([]Block{v})
+		return text, parts, nil
+	case []Block:
+		text, parts := splitParts(v)
+		return text, parts, nil
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return "", fmt.Errorf("cannot encode result: %w", err)
+		return "", nil, fmt.Errorf("cannot encode result: %w", err)
 	}
-	return string(b), nil
+	return string(b), nil, nil
 }
 
 // NewRawTool returns a Tool with a hand-written JSON Schema whose function

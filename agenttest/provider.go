@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,44 @@ const (
 	// ScenarioStalledStream: a stream that sends some text and then waits
 	// until the client goes away.
 	ScenarioStalledStream = "stalled_stream"
+	// ScenarioImageInput: the last user message carries a PNG image
+	// (ImageRequest); the server answers with text.
+	ScenarioImageInput = "image_input"
+	// ScenarioImageToolResult: a tool result carries a PNG image
+	// (ImageToolResultRequest); the server answers with text.
+	ScenarioImageToolResult = "image_tool_result"
+	// ScenarioThinkingRoundTrip: the server answers with thinking and a
+	// tool call, then, to the follow-up that sends them back with the
+	// tool's result, with text.
+	ScenarioThinkingRoundTrip = "thinking_round_trip"
+	// ScenarioUnsupportedContent: the request carries a document of a
+	// media type no API takes (UnsupportedMediaType). The provider must
+	// refuse it with agentrt.ErrUnsupportedContent, not drop it; the
+	// server answers with text if it is called at all.
+	ScenarioUnsupportedContent = "unsupported_content"
 )
+
+// UnsupportedMediaType is the media type of ScenarioUnsupportedContent.
+const UnsupportedMediaType = "application/x-agenttest-unsupported"
+
+// PNG is a valid 1x1 PNG image, the image of the content scenarios.
+var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// ImageRequest is ConformanceRequest whose last user message carries PNG.
+func ImageRequest() *agentrt.ModelRequest {
+	req := ConformanceRequest()
+	last := &req.Messages[len(req.Messages)-1]
+	last.Blocks = []agentrt.Block{agentrt.ImageBlock("image/png", PNG)}
+	return req
+}
+
+// ImageToolResultRequest is ConformanceRequest whose first tool result
+// (call_a) carries PNG after its text.
+func ImageToolResultRequest() *agentrt.ModelRequest {
+	req := ConformanceRequest()
+	req.Messages[2].Blocks = []agentrt.Block{agentrt.ImageBlock("image/png", PNG)}
+	return req
+}
 
 // ConformanceRequest is the request TestProvider sends: a system prompt, a
 // history with a finished tool round trip (one result is an error) and two
@@ -84,6 +122,15 @@ func ConformanceRequest() *agentrt.ModelRequest {
 // finish reasons, streamed deltas that add up to the final text, errors
 // classified for errors.Is, truncated streams reported as errors, and
 // cancellation that stops a stream at once.
+//
+// The content scenarios check that images in a user message or a tool
+// result are either taken (a well-formed answer) or refused with
+// [agentrt.ErrUnsupportedContent] (the adapter declares it cannot take
+// them; the scenario then passes and logs it), that content no API takes
+// is refused rather than dropped, and that thinking blocks come back as
+// blocks of their own (Provider set) that survive the session's JSON form
+// and can be sent again. What goes on the wire is the adapter's to check
+// in its own tests, against its replay server's requests.
 func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) agentrt.Provider) {
 	t.Helper()
 	run := func(name string, f func(t *testing.T, p agentrt.Provider)) {
@@ -180,6 +227,86 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 	run(ScenarioAuthError, wantErr(agentrt.ErrAuth))
 	run(ScenarioContextLength, wantErr(agentrt.ErrContextLength))
 	run(ScenarioTruncatedStream, wantErr(agentrt.ErrBadResponse))
+	content := func(req func() *agentrt.ModelRequest) func(t *testing.T, p agentrt.Provider) {
+		return func(t *testing.T, p agentrt.Provider) {
+			resp, err := p.Generate(ctx, req())
+			if errors.Is(err, agentrt.ErrUnsupportedContent) {
+				t.Logf("the provider declares it cannot take this content: %v", err)
+				return
+			}
+			if err != nil {
+				t.Fatalf("Generate: %v (a provider that cannot take the content must say so with agentrt.ErrUnsupportedContent)", err)
+			}
+			checkMessage(t, resp)
+			if resp.Message.Text() == "" && !resp.Message.HasToolUse() {
+				t.Errorf("empty answer: %v", resp.Message)
+			}
+		}
+	}
+	run(ScenarioImageInput, content(ImageRequest))
+	run(ScenarioImageToolResult, content(ImageToolResultRequest))
+	run(ScenarioUnsupportedContent, func(t *testing.T, p agentrt.Provider) {
+		req := ConformanceRequest()
+		last := &req.Messages[len(req.Messages)-1]
+		last.Blocks = []agentrt.Block{agentrt.DocumentBlock("data.bin", UnsupportedMediaType, []byte{1, 2, 3})}
+		resp, err := p.Generate(ctx, req)
+		if err == nil {
+			t.Fatalf("Generate succeeded (%v): a document of type %s was dropped or sent, not refused", resp.Message, UnsupportedMediaType)
+		}
+		if !errors.Is(err, agentrt.ErrUnsupportedContent) {
+			t.Errorf("error %q: errors.Is(err, agentrt.ErrUnsupportedContent) is false", err)
+		}
+	})
+	run(ScenarioThinkingRoundTrip, func(t *testing.T, p agentrt.Provider) {
+		req := ConformanceRequest()
+		resp, err := p.Generate(ctx, req)
+		if err != nil {
+			t.Fatalf("Generate: %v", err)
+		}
+		checkMessage(t, resp)
+		var thinking *agentrt.Block
+		for i, b := range resp.Message.Blocks {
+			if b.Type == agentrt.BlockThinking {
+				thinking = &resp.Message.Blocks[i]
+				break
+			}
+		}
+		if thinking == nil {
+			t.Fatalf("no thinking block in %v", resp.Message)
+		}
+		if thinking.Provider == "" {
+			t.Errorf("thinking block without a Provider: %+v", *thinking)
+		}
+		if thinking.Text == "" && len(thinking.Signature) == 0 {
+			t.Errorf("thinking block with neither text nor signature: %+v", *thinking)
+		}
+		uses := resp.Message.ToolUses()
+		if len(uses) == 0 {
+			t.Fatalf("no tool call after the thinking: %v", resp.Message)
+		}
+		// Through the session's JSON form, as a resumed session sees it.
+		b, err := json.Marshal(resp.Message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored agentrt.Message
+		if err := json.Unmarshal(b, &stored); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(stored, resp.Message) {
+			t.Errorf("the message changed through JSON:\n got %#v\nwant %#v", stored, resp.Message)
+		}
+		follow := ConformanceRequest()
+		follow.Messages = append(follow.Messages, stored)
+		for _, u := range uses {
+			follow.Messages = append(follow.Messages, agentrt.NewToolResult(u.ID, "21C", false))
+		}
+		resp2, err := p.Generate(ctx, follow)
+		if err != nil {
+			t.Fatalf("follow-up Generate: %v", err)
+		}
+		checkMessage(t, resp2)
+	})
 	run(ScenarioStalledStream, func(t *testing.T, p agentrt.Provider) {
 		// A safety net only: a conforming provider returns long before.
 		ctx, cancel := context.WithTimeoutCause(ctx, 30*time.Second, errors.New("Generate did not return after cancellation"))

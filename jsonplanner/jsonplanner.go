@@ -152,6 +152,12 @@ func (jp *jsonPlanner) Describe() agentrt.ProviderInfo {
 }
 
 func (jp *jsonPlanner) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	if req.ToolChoice.Mode == "none" && len(req.Tools) > 0 {
+		// The model reads the tools from the prompt: show none.
+		r := *req
+		r.Tools = nil
+		req = &r
+	}
 	system, err := jp.system(req)
 	if err != nil {
 		return nil, err
@@ -514,22 +520,31 @@ func newJSONHistory(session []agentrt.Message) *jsonHistory {
 			} else {
 				text = fmt.Sprintf("Tool %s for %s: %s", kind, m.ToolUseID, m.Content)
 			}
-			h.addUser(text)
+			h.addUser(text, m.Blocks)
 		default:
-			h.addUser(m.Content)
+			h.addUser(m.Content, m.Blocks)
 		}
 	}
 	return h
 }
 
 // addUser appends a user message, joined to the last one if it is a user
-// message too: the model sees user and assistant turns alternate.
-func (h *jsonHistory) addUser(text string) {
+// message too: the model sees user and assistant turns alternate. parts
+// (the images and documents of a user message or tool result) go along,
+// for the provider to send or refuse.
+func (h *jsonHistory) addUser(text string, parts []agentrt.Block) {
 	if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == agentrt.RoleUser {
-		h.msgs[n-1].Content += "\n\n" + text
+		last := &h.msgs[n-1]
+		if len(last.Blocks) > 0 {
+			// Text after parts: keep the order.
+			last.Blocks = append(last.Blocks, agentrt.TextBlock(text))
+		} else {
+			last.Content += "\n\n" + text
+		}
+		last.Blocks = append(last.Blocks, parts...)
 		return
 	}
-	h.msgs = append(h.msgs, agentrt.NewUserMessage(text))
+	h.msgs = append(h.msgs, agentrt.NewUserMessage(text, slices.Clip(parts)...))
 }
 
 // newIDs returns n tool_use ids for the next assistant message.

@@ -51,11 +51,15 @@
 //     default, agentrt.AllowReadOnly, refuses it).
 //
 // The model's input must be a JSON object (an object sent as a JSON string
-// is unwrapped); the server validates it against its schema. The result is
-// turned into the text the model sees by [ResultText]: text content
-// joined by newlines, images and audio described ("[image image/png, 1234
-// bytes]"), resources described with their text, structured content as
-// JSON when there is no text. A result the server flags isError is
+// is unwrapped); the server validates it against its schema. A Tool is an
+// [agentrt.ContentTool]: the result reaches the model as content
+// ([ResultContent]): its text (text content joined by newlines, resource
+// links and embedded text resources described with their text, structured
+// content as JSON when there is no text) and, as parts, its images (image
+// blocks), audio and embedded binary resources (document blocks). A caller
+// of Execute, which returns text only, gets [ResultText], where images and
+// audio are described ("[image image/png, 1234 bytes]"). A result the
+// server flags isError is
 // returned as a [*ResultError], which the runtime turns into an is_error
 // tool result.
 //

@@ -100,16 +100,16 @@ func TestFilesystemServer(t *testing.T) {
 	}
 
 	var asked []string
-	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Answer, error) {
+	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		var in struct{ Path string }
 		if err := json.Unmarshal(req.Input.(json.RawMessage), &in); err != nil {
-			return agentrt.AnswerNo, err
+			return agentrt.Decision{}, err
 		}
 		asked = append(asked, filepath.Base(in.Path))
 		if filepath.Base(in.Path) == "allowed.txt" {
-			return agentrt.AnswerYes, nil
+			return agentrt.Decision{Allow: true}, nil
 		}
-		return agentrt.AnswerNo, nil
+		return agentrt.Decision{}, nil
 	})
 	script := agenttest.Script(
 		agenttest.CallTool("fs_read_text_file", input(t, map[string]string{"path": filepath.Join(dir, "hello.txt")})),
@@ -236,9 +236,28 @@ func TestEverythingServer(t *testing.T) {
 		"structured content is given once, as JSON")
 	assert.Contains(t, weather, "temperature")
 
-	image := byTool["ev_get-tiny-image"].Content
-	assert.Regexp(t, `\[image image/png, [1-9][0-9]* bytes\]`, image)
-	assert.NotContains(t, image, "iVBOR", "no base64 in the model's text")
+	// The image arrives as an image part of the tool result, its bytes a
+	// PNG, and the text around it as the result's text.
+	img := byTool["ev_get-tiny-image"]
+	require.Len(t, img.Blocks, 1, "%v", img)
+	assert.Equal(t, agentrt.BlockImage, img.Blocks[0].Type)
+	assert.Equal(t, "image/png", img.Blocks[0].MediaType)
+	assert.True(t, strings.HasPrefix(string(img.Blocks[0].Data), "\x89PNG\r\n\x1a\n"), "PNG bytes, decoded")
+	assert.NotContains(t, img.Content, "iVBOR", "no base64 in the model's text")
+	assert.NotContains(t, img.Content, "[image", "the image is not described: it is there")
+	// The next request carries it to the model.
+	last := script.Requests()[1].Messages
+	var sent bool
+	for _, m := range last {
+		if m.Role == agentrt.RoleTool && len(m.Blocks) == 1 && m.Blocks[0].Type == agentrt.BlockImage {
+			sent = true
+		}
+	}
+	assert.True(t, sent, "the planner's next request has the image part")
+	// Execute, for callers that take text only, describes it.
+	text, err := byName["ev_get-tiny-image"].Execute(t.Context(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Regexp(t, `\[image image/png, [1-9][0-9]* bytes\]`, text)
 
 	bad := results[4]
 	assert.True(t, bad.Message.IsError)

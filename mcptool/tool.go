@@ -33,7 +33,10 @@ type Tool struct {
 	spec   agentrt.ToolSpec
 }
 
-var _ agentrt.Tool = (*Tool)(nil)
+var (
+	_ agentrt.Tool        = (*Tool)(nil)
+	_ agentrt.ContentTool = (*Tool)(nil)
+)
 
 // Definition returns the tool as the server described it in tools/list.
 // It must not be modified.
@@ -90,10 +93,35 @@ func jsonKind(first byte) string {
 // Decode (or any value that encodes to a JSON object, from a permission
 // checker that rewrote the input).
 //
-// It returns the result's text. It returns a [*ResultError] when the server
-// flagged the result isError, an error wrapping [ErrDisconnected] when the
-// connection broke during the call, and ctx's error when ctx ended first.
+// It returns the result's text ([ResultText]: images and other binary
+// content described, not included). It returns a [*ResultError] when the
+// server flagged the result isError, an error wrapping [ErrDisconnected]
+// when the connection broke during the call, and ctx's error when ctx
+// ended first. The runtime calls ExecuteContent instead.
 func (t *Tool) Execute(ctx context.Context, input any) (string, error) {
+	res, err := t.callTool(ctx, input)
+	if err != nil {
+		return "", err
+	}
+	return ResultText(res), nil
+}
+
+// ExecuteContent is Execute with the result's binary content as parts
+// that the model sees (see [ResultContent]): an image as an image block,
+// audio and embedded binary resources as document blocks. The runtime
+// calls it for every call of the tool.
+func (t *Tool) ExecuteContent(ctx context.Context, input any) (string, []agentrt.Block, error) {
+	res, err := t.callTool(ctx, input)
+	if err != nil {
+		return "", nil, err
+	}
+	text, parts := ResultContent(res)
+	return text, parts, nil
+}
+
+// callTool calls the tool and returns its result, or a *ResultError for a
+// result flagged isError.
+func (t *Tool) callTool(ctx context.Context, input any) (*mcp.CallToolResult, error) {
 	var args json.RawMessage
 	switch in := input.(type) {
 	case json.RawMessage:
@@ -105,23 +133,22 @@ func (t *Tool) Execute(ctx context.Context, input any) (string, error) {
 	default:
 		b, err := json.Marshal(in)
 		if err != nil {
-			return "", fmt.Errorf("cannot encode the input: %v", err)
+			return nil, fmt.Errorf("cannot encode the input: %v", err)
 		}
 		args = b
 	}
 	args, err := decodeObject(args)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	res, err := t.client.call(ctx, t.def.Name, args)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	text := ResultText(res)
 	if res.IsError {
-		return "", &ResultError{Tool: t.def.Name, Result: res, text: text}
+		return nil, &ResultError{Tool: t.def.Name, Result: res, text: ResultText(res)}
 	}
-	return text, nil
+	return res, nil
 }
 
 // ResultError is a tool result that the server flagged isError: the tool
@@ -194,6 +221,45 @@ func ResultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// ResultContent splits a tool result into the text a model reads and the
+// parts it sees: text content, resource links, embedded text resources and
+// (when there is no text) structured content go into the text as
+// [ResultText] renders them; image content becomes an image block; audio
+// content and embedded binary resources become document blocks of their
+// media type (an embedded image, an image block), named by the resource's
+// URI. Nothing is dropped: a provider that cannot take a part refuses the
+// request with [agentrt.ErrUnsupportedContent].
+func ResultContent(res *mcp.CallToolResult) (string, []agentrt.Block) {
+	if res == nil {
+		return "", nil
+	}
+	var parts []agentrt.Block
+	rest := &mcp.CallToolResult{StructuredContent: res.StructuredContent}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.ImageContent:
+			parts = append(parts, agentrt.ImageBlock(c.MIMEType, c.Data))
+		case *mcp.AudioContent:
+			parts = append(parts, agentrt.DocumentBlock("", c.MIMEType, c.Data))
+		case *mcp.EmbeddedResource:
+			if r := c.Resource; r != nil && r.Blob != nil {
+				if strings.HasPrefix(r.MIMEType, "image/") {
+					b := agentrt.ImageBlock(r.MIMEType, r.Blob)
+					b.Name = r.URI
+					parts = append(parts, b)
+				} else {
+					parts = append(parts, agentrt.DocumentBlock(r.URI, r.MIMEType, r.Blob))
+				}
+				continue
+			}
+			rest.Content = append(rest.Content, c)
+		default:
+			rest.Content = append(rest.Content, c)
+		}
+	}
+	return ResultText(rest), parts
 }
 
 func describeData(kind, mime string, n int) string {

@@ -135,3 +135,29 @@ func TestResultTextEdgeCases(t *testing.T) {
 	err := &ResultError{Tool: "x"}
 	assert.Equal(t, `the MCP tool "x" failed without a message`, err.Error())
 }
+
+func TestResultContentParts(t *testing.T) {
+	t.Parallel()
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "look:"},
+		&mcp.ImageContent{MIMEType: "image/png", Data: []byte("PNG")},
+		&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF")},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a.pdf", MIMEType: "application/pdf", Blob: []byte("%PDF")}},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///b.gif", MIMEType: "image/gif", Blob: []byte("GIF")}},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///c.txt", MIMEType: "text/plain", Text: "hello"}},
+		&mcp.ResourceLink{URI: "file:///d", Name: "d"},
+	}}
+	text, parts := ResultContent(res)
+	assert.Equal(t, "look:\n[resource file:///c.txt text/plain]\nhello\n[resource link file:///d \"d\"]", text)
+	gif := agentrt.ImageBlock("image/gif", []byte("GIF"))
+	gif.Name = "file:///b.gif"
+	assert.Equal(t, []agentrt.Block{
+		agentrt.ImageBlock("image/png", []byte("PNG")),
+		agentrt.DocumentBlock("", "audio/wav", []byte("RIFF")),
+		agentrt.DocumentBlock("file:///a.pdf", "application/pdf", []byte("%PDF")),
+		gif,
+	}, parts)
+	text, parts = ResultContent(nil)
+	assert.Empty(t, text)
+	assert.Nil(t, parts)
+}

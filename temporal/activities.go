@@ -108,6 +108,8 @@ type ToolInput struct {
 type ToolOutput struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Blocks are the result's images and documents (agentrt.ContentTool).
+	Blocks []agentrt.Block `json:"blocks,omitempty"`
 	// Error is the failure behind an IsError output, for the caller.
 	Error    string        `json:"error,omitempty"`
 	Duration time.Duration `json:"duration,omitempty"`
@@ -259,7 +261,7 @@ func (a *activities) tool(ctx context.Context, in ToolInput) (*ToolOutput, error
 }
 
 func toolOutput(o agentrt.ToolOutcome, ran bool) *ToolOutput {
-	out := &ToolOutput{Content: o.Content, IsError: o.IsError, Duration: o.Duration, Ran: ran}
+	out := &ToolOutput{Content: o.Content, IsError: o.IsError, Blocks: o.Blocks, Duration: o.Duration, Ran: ran}
 	var te *agentrt.ToolError
 	switch {
 	case errors.As(o.Err, &te) && te.Err != nil:
@@ -272,7 +274,7 @@ func toolOutput(o agentrt.ToolOutcome, ran bool) *ToolOutput {
 
 // outcome converts a ToolOutput back for agentrt.Durable.Settle.
 func (o *ToolOutput) outcome() agentrt.ToolOutcome {
-	out := agentrt.ToolOutcome{Content: o.Content, IsError: o.IsError, Duration: o.Duration}
+	out := agentrt.ToolOutcome{Content: o.Content, IsError: o.IsError, Blocks: o.Blocks, Duration: o.Duration}
 	if o.Error != "" {
 		out.Err = errors.New(o.Error)
 	}

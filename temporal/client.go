@@ -171,11 +171,11 @@ type Runtime struct {
 	// Ask, when set, answers the run's pending approvals from the caller's
 	// process (agentrt.TerminalAsker, say): each pending call is asked once,
 	// from the goroutine ranging over Run, and the answer sent as a signal
-	// (AnswerAlways allows the tool for the rest of the run; an error from
+	// (a decision with Always allows the tool for the rest of the session; an error from
 	// Ask denies the call). The request carries the tool's name and the raw
 	// input (as Input and RawInput) only. When nil, approvals must come from
 	// elsewhere ([Approve], the temporal CLI, a UI).
-	Ask agentrt.AskFunc
+	Ask agentrt.PermissionFunc
 	// PollInterval is the time between two queries; 0 means 200ms.
 	PollInterval time.Duration
 	// Detach, with a nil Ask, makes Run and Resume end when the run
@@ -465,9 +465,9 @@ func (s *stream) ask(ctx context.Context, p PendingApproval) error {
 		if ctx.Err() != nil {
 			return nil // the run is being cancelled: main handles it
 		}
-		ans = agentrt.AnswerNo
+		ans = agentrt.Decision{}
 	}
-	a := Approval{ToolUseID: p.ToolUseID, Allow: ans != agentrt.AnswerNo, Always: ans == agentrt.AnswerAlways}
+	a := Approval{ToolUseID: p.ToolUseID, Allow: ans.Allow, Reason: ans.Reason, Always: ans.Allow && ans.Always, AnyTool: ans.AnyTool, Pattern: ans.Pattern}
 	return Approve(ctx, s.r.Client, s.run.GetID(), a)
 }
 

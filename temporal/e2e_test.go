@@ -85,8 +85,8 @@ func (f *e2eFixture) agent(p agentrt.Planner) *agentrt.Agent {
 		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",
 		Tools:        tools,
 		Planner:      p,
-		Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Answer, error) {
-			return agentrt.AnswerNo, errors.New("not called on Temporal")
+		Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+			return agentrt.Decision{}, errors.New("not called on Temporal")
 		}),
 	}
 }
@@ -301,12 +301,12 @@ func TestE2EAskAndBusySession(t *testing.T) {
 		Options:      StartOptions{TaskQueue: tq},
 		PollInterval: 50 * time.Millisecond,
 	}
-	rt.Ask = func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Answer, error) {
+	rt.Ask = func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		asked = append(asked, req.ToolUseID+" "+req.Tool.Name+" "+string(req.RawInput))
 		// While the run waits, the session is busy.
 		_, err := Start(ctx, c, rt.Options, session, "again")
 		assert.ErrorIs(t, err, agentrt.ErrSessionBusy)
-		return agentrt.AnswerNo, nil
+		return agentrt.Decision{}, nil
 	}
 	events, err := agenttest.Collect(rt.Run(ctx, session, "save x"))
 	require.NoError(t, err)
@@ -498,8 +498,8 @@ func (k *killTools) agent(p agentrt.Planner) *agentrt.Agent {
 			return "saved", nil
 		}),
 	)
-	return &agentrt.Agent{Instructions: "Be careful.", Tools: tools, Planner: p, Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Answer, error) {
-		return agentrt.AnswerNo, nil
+	return &agentrt.Agent{Instructions: "Be careful.", Tools: tools, Planner: p, Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		return agentrt.Decision{}, nil
 	})}
 }
 

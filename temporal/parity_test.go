@@ -325,6 +325,13 @@ func TestParity(t *testing.T) {
 			ag.Compressor = &agentrt.Summarizer{Provider: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
 			ag.LoopGuard.Disabled = true
 		}},
+		{name: "a tool result with an image", steps: []agenttest.Step{
+			agenttest.CallTool("shot", `{}`), agenttest.Reply("a pixel"),
+		}, agent: func(ag *agentrt.Agent) {
+			ag.Tools = append(ag.Tools, agentrt.NewTool("shot", "Screenshot.", func(context.Context, struct{}) ([]agentrt.Block, error) {
+				return []agentrt.Block{agentrt.TextBlock("the screen"), agentrt.ImageBlock("image/png", agenttest.PNG)}, nil
+			}, agentrt.ReadOnly()))
+		}},
 		{name: "adversarial ids and inputs", steps: []agenttest.Step{
 			agenttest.Respond(agentrt.NewAssistantMessage(
 				use("x", "read", `{"mode":"ok","n":1}`),

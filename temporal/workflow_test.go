@@ -371,7 +371,7 @@ func TestApproval(t *testing.T) {
 			f := newFixture()
 			script := agenttest.Script(agenttest.CallTool("save_note", `{"text":"hello"}`), agenttest.Reply("done"))
 			ag := newAgent(f, script)
-			ag.Permission = agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Answer, error) {
+			ag.Permission = agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
 				panic("the in-process checker must not be called by the workflow")
 			})
 			env := newEnv(t, ag, Options{Policy: PolicyAsk, ApprovalTimeout: tt.timeout})

@@ -667,11 +667,11 @@ func (c *cli) precheck(next agentrt.PermissionChecker) agentrt.PermissionChecker
 	})
 }
 
-// ask is the AskFunc of the "ask" policy: it shows the change a write
+// ask is the asker of the "ask" policy (AskOnWrite): it shows the change a write
 // tool call would make as a unified diff and asks y / n / always on the
 // terminal. Only a line typed after the question appeared answers it.
 // Ctrl-C (a cancelled ctx) and end of input mean no.
-func (c *cli) ask(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Answer, error) {
+func (c *cli) ask(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 	c.clearStatus()
 	c.ind.set(func(in *indicator) { in.asking = true })
 	defer func() {
@@ -694,18 +694,18 @@ func (c *cli) ask(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.
 		switch {
 		case errors.Is(err, io.EOF):
 			fmt.Fprintln(w, "\n(end of input: no)")
-			return agentrt.AnswerNo, nil
+			return agentrt.Decision{}, nil
 		case err != nil:
 			fmt.Fprintln(w)
-			return agentrt.AnswerNo, err
+			return agentrt.Decision{}, err
 		}
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
-			return agentrt.AnswerYes, nil
+			return agentrt.Decision{Allow: true}, nil
 		case "n", "no":
-			return agentrt.AnswerNo, nil
+			return agentrt.Decision{}, nil
 		case "a", "always":
-			return agentrt.AnswerAlways, nil
+			return agentrt.Decision{Allow: true, Always: true}, nil
 		}
 		if c.con.term != nil {
 			// Not an answer: perhaps the next task, typed a little late.

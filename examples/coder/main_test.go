@@ -532,7 +532,7 @@ func TestOllamaProvider(t *testing.T) {
 	for _, tl := range bodies[0]["tools"].([]any) {
 		tools = append(tools, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
 	}
-	assert.ElementsMatch(t, []string{"read_file", "list_dir", "grep", "write_file", "edit_file"}, tools)
+	assert.ElementsMatch(t, []string{"read_file", "list_dir", "grep", "write_file", "edit_file", "read_image"}, tools)
 	msgs := bodies[1]["messages"].([]any)
 	last := msgs[len(msgs)-1].(map[string]any)
 	assert.Equal(t, "tool", last["role"])

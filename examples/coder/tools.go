@@ -156,6 +156,7 @@ func (w *workspace) tools() []agentrt.Tool {
 		agentrt.NewTool("grep", "Search files under a path for lines matching a regular expression; prints path:line: text.", w.grepTool, agentrt.ReadOnly()),
 		agentrt.NewTool("write_file", "Create or overwrite a file inside the root directory with the given content.", w.writeTool),
 		agentrt.NewTool("edit_file", "Replace one exact, unique occurrence of old_string with new_string in a file inside the root directory.", w.editTool),
+		w.readImageTool(),
 	}
 }
 

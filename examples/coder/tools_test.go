@@ -77,7 +77,7 @@ func (s *sandbox) assertSecretIntact(t *testing.T) {
 func TestToolSpecs(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	readOnly := map[string]bool{"read_file": true, "list_dir": true, "grep": true, "write_file": false, "edit_file": false}
+	readOnly := map[string]bool{"read_file": true, "list_dir": true, "grep": true, "write_file": false, "edit_file": false, "read_image": true}
 	require.Len(t, s.tools, len(readOnly))
 	for name, ro := range readOnly {
 		assert.Equal(t, ro, s.tools[name].Spec().ReadOnly, name)
@@ -217,7 +217,7 @@ func TestSymlinkSwapBetweenCheckAndUse(t *testing.T) {
 			require.NoError(t, os.WriteFile(notes, []byte("SECRET in the root\n"), 0o644))
 
 			asked := 0
-			ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Answer, error) {
+			ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 				asked++
 				// The check: the preview sees the regular file in the root.
 				name, before, after, _, err := s.ws.preview(req)
@@ -228,7 +228,7 @@ func TestSymlinkSwapBetweenCheckAndUse(t *testing.T) {
 				// The swap, after the check and before the use.
 				require.NoError(t, os.Remove(notes))
 				require.NoError(t, os.Symlink(s.secret, notes))
-				return agentrt.AnswerYes, nil
+				return agentrt.Decision{Allow: true}, nil
 			}
 			ag := &agentrt.Agent{
 				Tools:      s.ws.tools(),

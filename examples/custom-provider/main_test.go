@@ -40,6 +40,14 @@ func TestConformance(t *testing.T) {
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) })
 		case agenttest.ScenarioRateLimited:
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", http.StatusTooManyRequests) })
+		case agenttest.ScenarioImageInput, agenttest.ScenarioImageToolResult, agenttest.ScenarioUnsupportedContent:
+			// The adapter declares it cannot take images or documents: it
+			// refuses them with agentrt.ErrUnsupportedContent, and the
+			// server must never see the request.
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				t.Errorf("the server got a request with content it cannot take")
+				http.Error(w, "text only", http.StatusBadRequest)
+			})
 		default:
 			return nil // not played by this toy server
 		}

@@ -62,7 +62,19 @@ func (p *InHouse) Generate(ctx context.Context, req *agentrt.ModelRequest) (*age
 	for _, t := range req.Tools {
 		wreq.Tools = append(wreq.Tools, wireTool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
 	}
-	for _, m := range req.Messages {
+	for i, m := range req.Messages {
+		// The server reads text only. An image or document is refused here,
+		// before anything is sent, with ErrUnsupportedContent: the caller
+		// learns which message the model could not have seen, instead of a
+		// model answering without it. Thinking blocks are another vendor's
+		// (this server produces none) and are left out, as every adapter
+		// leaves out what another vendor produced.
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockImage || b.Type == agentrt.BlockDocument {
+				return nil, &agentrt.ProviderError{Provider: "inhouse", Kind: agentrt.ErrUnsupportedContent,
+					Message: fmt.Sprintf("message %d: the in-house server takes text only, not %s (%s)", i, b.Type, b.MediaType)}
+			}
+		}
 		wm := wireMessage{Role: string(m.Role), Text: m.Text(), CallID: m.ToolUseID, IsError: m.IsError}
 		for _, u := range m.ToolUses() {
 			wm.ToolCalls = append(wm.ToolCalls, wireCall{ID: u.ID, Name: u.Name, Arguments: u.Input})

@@ -88,6 +88,31 @@ func permissions(ag *agentrt.Agent) {
 	})
 }
 
+func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		if req.Tool.ReadOnly {
+			return agentrt.Allow(), nil
+		}
+		return agentrt.AskLater(), nil // a person decides, in a browser, maybe tomorrow
+	})
+	var pending []*agentrt.PermissionRequest
+	for ev, err := range ag.Run(ctx, "s1", "Write the report.") {
+		if err != nil {
+			return err
+		}
+		if d, ok := ev.(agentrt.Done); ok && d.Reason == agentrt.StopPending {
+			pending = d.Pending // show these; nothing runs until someone decides
+		}
+	}
+	// ... later, when the person clicked Approve:
+	for _, err := range ag.Resume(ctx, "s1", agentrt.Approval{ToolUseID: pending[0].ToolUseID, Allow: true}) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func limits(cheapModel agentrt.Provider) *agentrt.Agent {
 	_ = &agentrt.Summarizer{Provider: cheapModel}
 	ag := &agentrt.Agent{

@@ -32,6 +32,22 @@ var readmeRuns = map[string]func(t *testing.T) error{
 		}
 		return scriptUsed(model)
 	},
+	"deferredApprovals": func(t *testing.T) error {
+		var written []string
+		store := agentrt.NewMemoryStore()
+		model := agenttest.Script(
+			agenttest.CallTool("write_file", `{"path":"report.txt","text":"all good"}`),
+			agenttest.Reply("written"),
+		)
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{readTool(), writeTool(&written)}, Planner: model, Store: store}
+		if err := deferredApprovals(context.Background(), ag); err != nil {
+			return err
+		}
+		if want := []string{"report.txt"}; !slices.Equal(written, want) {
+			return fmt.Errorf("written %v, want %v: the approved call must run once, after Resume", written, want)
+		}
+		return scriptUsed(model)
+	},
 	"permissions": func(t *testing.T) error {
 		var written []string
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{readTool(), writeTool(&written)}}

@@ -46,6 +46,18 @@ type Options struct {
 	// (see [agentrt.RetryPolicy] and the package doc's "Retries").
 	MaxRetries int
 
+	// NoCache turns off the prompt-cache breakpoints the adapter sets by
+	// default: cache_control on the end of the system prompt (caching the
+	// tools with it) and on the last block of each of the last two
+	// messages, so that each call of an agent loop reads from the cache the
+	// prefix the call before wrote. Cache writes cost 1.25 times the input
+	// price and reads 0.1 times, and prompts below the model's minimum
+	// (1024 to 4096 tokens) are not cached at all, so the default pays off
+	// from the second call of a run. Turn it off for one-shot calls with a
+	// prompt that is never sent again. A top-level "cache_control" in
+	// ExtraFields (automatic caching) turns these breakpoints off too.
+	NoCache bool
+
 	// ExtraFields are merged into the top level of every request body, for
 	// API features this adapter does not model, such as
 	//
@@ -65,6 +77,7 @@ type Provider struct {
 	client    sdk.Client
 	model     string
 	maxTokens int
+	noCache   bool
 	extras    map[string]any // ExtraFields plus temperature; read-only
 	reqOpts   []option.RequestOption
 }
@@ -88,7 +101,7 @@ func New(client sdk.Client, model string, opts *Options) *Provider {
 	if opts != nil {
 		o = *opts
 	}
-	p := &Provider{client: client, model: model, maxTokens: o.MaxTokens}
+	p := &Provider{client: client, model: model, maxTokens: o.MaxTokens, noCache: o.NoCache}
 	if p.maxTokens <= 0 {
 		p.maxTokens = DefaultMaxTokens
 	}

@@ -46,6 +46,15 @@ func TestConformance(t *testing.T) {
 		case agenttest.ScenarioTruncatedStream:
 			body := cut(t, fixture(t, "tool-call-stream-split-args.sse"), "event: content_block_stop")
 			return newReplay(t, sseReply(body)).provider(model, nil)
+		case agenttest.ScenarioImageInput:
+			return newReplay(t, jsonReply(fixture(t, "image-input.response.json"))).provider(model, nil)
+		case agenttest.ScenarioImageToolResult:
+			return newReplay(t, jsonReply(fixture(t, "tool-result-image.response.json"))).provider(model, nil)
+		case agenttest.ScenarioThinkingRoundTrip:
+			return newReplay(t, jsonReply(fixture(t, "thinking-tool-call.response.json")),
+				jsonReply(fixture(t, "thinking-tool-result-followup.response.json"))).provider(model, thinkingOpts)
+		case agenttest.ScenarioUnsupportedContent:
+			return newReplay(t).provider(model, nil)
 		case agenttest.ScenarioStalledStream:
 			head := cut(t, fixture(t, "text-stream.sse"), "event: content_block_stop")
 			return newReplay(t, reply{handler: func(w http.ResponseWriter, req *http.Request, _ []byte) {

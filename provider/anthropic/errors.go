@@ -133,3 +133,9 @@ func badResponse(msg string, err error) *agentrt.ProviderError {
 func invalidRequest(msg string) *agentrt.ProviderError {
 	return &agentrt.ProviderError{Provider: providerName, Kind: agentrt.ErrInvalidRequest, Message: msg}
 }
+
+// unsupported is the error for content the API cannot take, returned
+// before anything is sent.
+func unsupported(msg string) *agentrt.ProviderError {
+	return &agentrt.ProviderError{Provider: providerName, Kind: agentrt.ErrUnsupportedContent, Message: msg}
+}

@@ -72,12 +72,38 @@ type seen struct {
 	at     time.Time // when the server received it
 }
 
-// json decodes the request body into a map.
+// json decodes the request body into a map, without the prompt-cache
+// breakpoints (cache_control) that the adapter sets by default: most
+// recordings were made without them. TestCacheBreakpoints* check them,
+// with raw.
 func (s seen) json(t *testing.T) map[string]any {
+	t.Helper()
+	m := s.raw(t)
+	stripCacheControl(m)
+	return m
+}
+
+// raw decodes the request body into a map as it is.
+func (s seen) raw(t *testing.T) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(s.body, &m), "request body: %s", s.body)
 	return m
+}
+
+// stripCacheControl removes every "cache_control" key from v.
+func stripCacheControl(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		delete(v, "cache_control")
+		for _, e := range v {
+			stripCacheControl(e)
+		}
+	case []any:
+		for _, e := range v {
+			stripCacheControl(e)
+		}
+	}
 }
 
 // replay is an httptest server that answers the requests it gets with

@@ -2,8 +2,10 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -29,6 +31,11 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 		return params, err
 	}
 	params.Messages = msgs
+	if tc, err := toolChoice(req.ToolChoice, len(req.Tools)); err != nil {
+		return params, err
+	} else if tc != nil {
+		params.ToolChoice = *tc
+	}
 	if len(req.Tools) > 0 {
 		params.Tools = make([]sdk.ToolUnionParam, 0, len(req.Tools))
 		for _, spec := range req.Tools {
@@ -46,10 +53,84 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 		}
 		params.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
 	}
+	if _, auto := p.extras["cache_control"]; !p.noCache && !auto {
+		// With top-level cache_control in ExtraFields (automatic caching)
+		// the API places the breakpoint; more could exceed its limit of 4.
+		setBreakpoints(&params)
+	}
 	if p.extras != nil {
 		params.SetExtraFields(p.extras)
 	}
 	return params, nil
+}
+
+// toolChoice maps a ToolChoice; nil for the zero value (not sent: the
+// API's default is auto).
+func toolChoice(c agentrt.ToolChoice, tools int) (*sdk.ToolChoiceUnionParam, error) {
+	switch c.Mode {
+	case "":
+		return nil, nil
+	case "auto":
+		if tools == 0 {
+			return nil, nil
+		}
+		return &sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{}}, nil
+	case "none":
+		if tools == 0 {
+			return nil, nil
+		}
+		return &sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}, nil
+	case "required":
+		return &sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}, nil
+	case "tool":
+		if c.Name == "" {
+			return nil, invalidRequest(`tool choice "tool" without a tool name`)
+		}
+		tc := sdk.ToolChoiceParamOfTool(c.Name)
+		return &tc, nil
+	}
+	return nil, invalidRequest(fmt.Sprintf("unknown tool choice mode %q", c.Mode))
+}
+
+// setBreakpoints marks the prompt-cache breakpoints (cache_control
+// ephemeral, 5 minutes): the end of the system prompt (which caches the
+// tools too, since they come first in the prefix; the last tool when there
+// is no system prompt), and the last cacheable block of each of the last
+// two messages, so that each turn of an agent loop reads the prefix the
+// turn before wrote. That is 3 of the 4 breakpoints the API allows. A
+// prompt shorter than the model's minimum (1024 to 4096 tokens) is not
+// cached and costs nothing extra; a cache write costs 1.25 times the input
+// price, a read 0.1 times.
+func setBreakpoints(params *sdk.MessageNewParams) {
+	eph := sdk.NewCacheControlEphemeralParam()
+	if n := len(params.System); n > 0 {
+		params.System[n-1].CacheControl = eph
+	} else if n := len(params.Tools); n > 0 {
+		if cc := params.Tools[n-1].GetCacheControl(); cc != nil {
+			*cc = eph
+		}
+	}
+	marked := 0
+	for i := len(params.Messages) - 1; i >= 0 && marked < 2; i-- {
+		m := params.Messages[i]
+		var content []sdk.ContentBlockParamUnion
+		if m.OfUser != nil {
+			content = m.OfUser.Content
+		} else if m.OfAssistant != nil {
+			content = m.OfAssistant.Content
+		}
+		for j := len(content) - 1; j >= 0; j-- {
+			b := content[j]
+			if b.OfThinking != nil || b.OfRedactedThinking != nil {
+				continue // thinking blocks cannot carry cache_control
+			}
+			if cc := b.GetCacheControl(); cc != nil {
+				*cc = eph
+				marked++
+				break
+			}
+		}
+	}
 }
 
 // toMessages maps the session to API messages. Consecutive messages of
@@ -83,13 +164,25 @@ func toMessages(msgs []agentrt.Message) ([]sdk.MessageParam, error) {
 	for i, m := range msgs {
 		switch m.Role {
 		case agentrt.RoleUser:
+			blocks := make([]sdk.ContentBlockParamUnion, 0, 1+len(m.Blocks))
 			if m.Content != "" {
-				add(true, sdk.NewTextBlock(m.Content))
+				blocks = append(blocks, sdk.NewTextBlock(m.Content))
 			}
+			for j, b := range m.Blocks {
+				c, err := contentBlock(b)
+				if err != nil {
+					return nil, unsupported(fmt.Sprintf("message %d, block %d: %v", i, j, err))
+				}
+				if c != nil {
+					blocks = append(blocks, *c)
+				}
+			}
+			add(true, blocks...)
 		case agentrt.RoleAssistant:
 			blocks := make([]sdk.ContentBlockParamUnion, 0, len(m.Blocks))
 			for _, b := range m.Blocks {
-				// Thinking that preceded this block goes back before it.
+				// Thinking that preceded this block in a session written
+				// before thinking blocks existed goes back before it.
 				blocks = append(blocks, carried(b.Signature)...)
 				switch b.Type {
 				case agentrt.BlockText:
@@ -102,8 +195,12 @@ func toMessages(msgs []agentrt.Message) ([]sdk.MessageParam, error) {
 						Name:  b.Name,
 						Input: toolInput(b.Input),
 					}})
+				case agentrt.BlockThinking:
+					if t := thinkingParam(b); t != nil {
+						blocks = append(blocks, *t)
+					}
 				default:
-					return nil, invalidRequest(fmt.Sprintf("message %d: unknown block type %q", i, b.Type))
+					return nil, invalidRequest(fmt.Sprintf("message %d: block type %q in an assistant message", i, b.Type))
 				}
 			}
 			add(false, blocks...)
@@ -111,6 +208,23 @@ func toMessages(msgs []agentrt.Message) ([]sdk.MessageParam, error) {
 			result := &sdk.ToolResultBlockParam{ToolUseID: m.ToolUseID}
 			if m.Content != "" {
 				result.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Content}}}
+			}
+			for j, b := range m.Blocks {
+				c, err := contentBlock(b)
+				if err != nil {
+					return nil, unsupported(fmt.Sprintf("message %d (tool result %s), block %d: %v", i, m.ToolUseID, j, err))
+				}
+				if c == nil {
+					continue
+				}
+				switch {
+				case c.OfText != nil:
+					result.Content = append(result.Content, sdk.ToolResultBlockParamContentUnion{OfText: c.OfText})
+				case c.OfImage != nil:
+					result.Content = append(result.Content, sdk.ToolResultBlockParamContentUnion{OfImage: c.OfImage})
+				case c.OfDocument != nil:
+					result.Content = append(result.Content, sdk.ToolResultBlockParamContentUnion{OfDocument: c.OfDocument})
+				}
 			}
 			if m.IsError {
 				result.IsError = param.NewOpt(true)
@@ -121,6 +235,68 @@ func toMessages(msgs []agentrt.Message) ([]sdk.MessageParam, error) {
 		}
 	}
 	return out, nil
+}
+
+// contentBlock maps a block of a user message or tool result: text, an
+// image (base64 or URL; JPEG, PNG, GIF or WebP) or a document (a PDF as
+// base64 or URL, or plain text). It returns nil for an empty text, and an
+// error for what the API cannot take.
+func contentBlock(b agentrt.Block) (*sdk.ContentBlockParamUnion, error) {
+	switch b.Type {
+	case agentrt.BlockText:
+		if b.Text == "" {
+			return nil, nil
+		}
+		c := sdk.NewTextBlock(b.Text)
+		return &c, nil
+	case agentrt.BlockImage:
+		if b.URL != "" && len(b.Data) == 0 {
+			c := sdk.NewImageBlock(sdk.URLImageSourceParam{URL: b.URL})
+			return &c, nil
+		}
+		switch b.MediaType {
+		case "image/jpeg", "image/png", "image/gif", "image/webp":
+		default:
+			return nil, fmt.Errorf("image of media type %q: the API takes image/jpeg, image/png, image/gif and image/webp", b.MediaType)
+		}
+		c := sdk.NewImageBlockBase64(b.MediaType, base64.StdEncoding.EncodeToString(b.Data))
+		return &c, nil
+	case agentrt.BlockDocument:
+		var c sdk.ContentBlockParamUnion
+		switch {
+		case b.URL != "" && len(b.Data) == 0:
+			c = sdk.NewDocumentBlock(sdk.URLPDFSourceParam{URL: b.URL})
+		case b.MediaType == "application/pdf":
+			c = sdk.NewDocumentBlock(sdk.Base64PDFSourceParam{Data: base64.StdEncoding.EncodeToString(b.Data)})
+		case b.MediaType == "text/plain" && utf8.Valid(b.Data):
+			c = sdk.NewDocumentBlock(sdk.PlainTextSourceParam{Data: string(b.Data)})
+		default:
+			return nil, fmt.Errorf("document of media type %q: the API takes application/pdf and text/plain (UTF-8)", b.MediaType)
+		}
+		if b.Name != "" {
+			c.OfDocument.Title = param.NewOpt(b.Name)
+		}
+		return &c, nil
+	case agentrt.BlockThinking, agentrt.BlockToolUse:
+		return nil, fmt.Errorf("a %s block belongs in an assistant message", b.Type)
+	}
+	return nil, fmt.Errorf("unknown block type %q", b.Type)
+}
+
+// thinkingParam maps a thinking block produced by Anthropic; nil for
+// another vendor's (dropped) or one without a signature (the API refuses
+// thinking it cannot verify).
+func thinkingParam(b agentrt.Block) *sdk.ContentBlockParamUnion {
+	if b.Provider != providerName || len(b.Signature) == 0 {
+		return nil
+	}
+	var c sdk.ContentBlockParamUnion
+	if b.Redacted {
+		c = sdk.NewRedactedThinkingBlock(string(b.Signature))
+	} else {
+		c = sdk.NewThinkingBlock(string(b.Signature), b.Text)
+	}
+	return &c
 }
 
 // toolInput returns a tool_use input as the API takes it: a JSON object.

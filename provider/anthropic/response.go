@@ -21,13 +21,11 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 		return nil, badResponse("response has no stop_reason", nil)
 	}
 	blocks := make([]agentrt.Block, 0, len(msg.Content))
-	var thinking []thinkingBlock // not yet attached to a block (see carry)
 	for i, c := range msg.Content {
 		switch c.Type {
 		case "text":
 			if c.Text != "" {
-				blocks = append(blocks, carry(agentrt.TextBlock(c.Text), thinking))
-				thinking = nil
+				blocks = append(blocks, agentrt.TextBlock(c.Text))
 			}
 		case "tool_use":
 			input, err := compactInput(c.Input)
@@ -37,12 +35,11 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 			if c.ID == "" || c.Name == "" {
 				return nil, badResponse(fmt.Sprintf("content[%d]: tool_use without id or name", i), nil)
 			}
-			blocks = append(blocks, carry(agentrt.ToolUseBlock(c.ID, c.Name, input), thinking))
-			thinking = nil
+			blocks = append(blocks, agentrt.ToolUseBlock(c.ID, c.Name, input))
 		case "thinking":
-			thinking = append(thinking, thinkingBlock{Type: c.Type, Thinking: c.Thinking, Signature: c.Signature})
+			blocks = append(blocks, thinking(c.Thinking, c.Signature, false))
 		case "redacted_thinking":
-			thinking = append(thinking, thinkingBlock{Type: c.Type, Data: c.Data})
+			blocks = append(blocks, thinking("", c.Data, true))
 		}
 		// Server tool blocks are not represented in an agentrt.Message;
 		// they are left out.
@@ -50,7 +47,7 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 	u := msg.Usage
 	return &agentrt.ModelResponse{
 		Message: agentrt.NewAssistantMessage(blocks...),
-		Usage:   usage(u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens),
+		Usage:   usage(u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokensDetails.ThinkingTokens),
 		Finish:  finishReason(msg.StopReason),
 		Model:   string(msg.Model),
 	}, nil
@@ -61,13 +58,26 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 // whole input (input_tokens + cache_creation_input_tokens +
 // cache_read_input_tokens), as the other providers count it, and the
 // cached parts are reported again in CacheReadTokens and CacheWriteTokens.
-func usage(input, output, cacheRead, cacheWrite int64) agentrt.Usage {
+// output_tokens includes output_tokens_details.thinking_tokens, reported
+// again in ReasoningTokens.
+func usage(input, output, cacheRead, cacheWrite, thinking int64) agentrt.Usage {
 	return agentrt.Usage{
 		InputTokens:      int(input + cacheRead + cacheWrite),
 		OutputTokens:     int(output),
+		ReasoningTokens:  int(thinking),
 		CacheReadTokens:  int(cacheRead),
 		CacheWriteTokens: int(cacheWrite),
 	}
+}
+
+// thinking returns a thinking block of this provider: a thinking block's
+// text and signature, or a redacted_thinking block's data.
+func thinking(text, sig string, redacted bool) agentrt.Block {
+	b := agentrt.Block{Type: agentrt.BlockThinking, Text: text, Redacted: redacted, Provider: providerName}
+	if sig != "" {
+		b.Signature = []byte(sig)
+	}
+	return b
 }
 
 // finishReason maps a stop_reason.

@@ -66,6 +66,7 @@ type accumulator struct {
 	output  int64
 	cacheR  int64
 	cacheW  int64
+	think   int64
 	blocks  []*streamBlock // by index
 }
 
@@ -93,6 +94,7 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		a.model = string(ev.Message.Model)
 		u := ev.Message.Usage
 		a.input, a.output, a.cacheR, a.cacheW = u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens
+		a.think = u.OutputTokensDetails.ThinkingTokens
 	case "content_block_start":
 		if ev.Index != int64(len(a.blocks)) {
 			return badResponse(fmt.Sprintf("content_block_start for index %d, expected %d", ev.Index, len(a.blocks)), nil)
@@ -171,6 +173,9 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		if u.JSON.CacheCreationInputTokens.Valid() {
 			a.cacheW = u.CacheCreationInputTokens
 		}
+		if u.JSON.OutputTokensDetails.Valid() {
+			a.think = u.OutputTokensDetails.ThinkingTokens
+		}
 	case "message_stop":
 		a.stopped = true
 	}
@@ -217,20 +222,18 @@ func (a *accumulator) response() (*agentrt.ModelResponse, error) {
 		return nil, badResponse("stream ended without a stop reason", nil)
 	}
 	blocks := make([]agentrt.Block, 0, len(a.blocks))
-	var thinking []thinkingBlock // not yet attached to a block (see carry)
 	for i, b := range a.blocks {
 		if !b.done {
 			return nil, badResponse(a.cutOff("message_stop"), nil)
 		}
 		switch b.typ {
 		case "thinking":
-			thinking = append(thinking, thinkingBlock{Type: b.typ, Thinking: b.text.String(), Signature: b.sig})
+			blocks = append(blocks, thinking(b.text.String(), b.sig, false))
 		case "redacted_thinking":
-			thinking = append(thinking, thinkingBlock{Type: b.typ, Data: b.sig})
+			blocks = append(blocks, thinking("", b.sig, true))
 		case "text":
 			if b.text.Len() > 0 {
-				blocks = append(blocks, carry(agentrt.TextBlock(b.text.String()), thinking))
-				thinking = nil
+				blocks = append(blocks, agentrt.TextBlock(b.text.String()))
 			}
 		case "tool_use":
 			raw := b.input.String()
@@ -248,13 +251,12 @@ func (a *accumulator) response() (*agentrt.ModelResponse, error) {
 				}
 				return nil, badResponse(fmt.Sprintf("tool_use block %d (%s %s): input is not valid JSON: %v", i, b.name, b.id, err), nil)
 			}
-			blocks = append(blocks, carry(agentrt.ToolUseBlock(b.id, b.name, input), thinking))
-			thinking = nil
+			blocks = append(blocks, agentrt.ToolUseBlock(b.id, b.name, input))
 		}
 	}
 	return &agentrt.ModelResponse{
 		Message: agentrt.NewAssistantMessage(blocks...),
-		Usage:   usage(a.input, a.output, a.cacheR, a.cacheW),
+		Usage:   usage(a.input, a.output, a.cacheR, a.cacheW, a.think),
 		Finish:  finishReason(a.stop),
 		Model:   a.model,
 	}, nil

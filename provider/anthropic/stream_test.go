@@ -388,9 +388,14 @@ func TestThinkingCarried(t *testing.T) {
 	for _, onText := range []func(string){nil, func(d string) { deltas = append(deltas, d) }} {
 		resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, OnText: onText})
 		require.NoError(t, err)
-		require.Len(t, resp.Message.Blocks, 2)
-		assert.Equal(t, "Checking.", resp.Message.Text())
-		assert.Equal(t, `{"city":"Paris"}`, string(resp.Message.Blocks[1].Input))
+		// Thinking and redacted thinking are blocks of their own.
+		assert.Equal(t, agentrt.NewAssistantMessage(
+			agentrt.Block{Type: agentrt.BlockThinking, Text: "Let me think.", Signature: []byte("sig-1"), Provider: "anthropic"},
+			agentrt.Block{Type: agentrt.BlockThinking, Signature: []byte("EncryptedData=="), Redacted: true, Provider: "anthropic"},
+			agentrt.TextBlock("Checking."),
+			agentrt.Block{Type: agentrt.BlockThinking, Text: "Now the tool.", Signature: []byte("sig-2"), Provider: "anthropic"},
+			agentrt.ToolUseBlock("toolu_1", "weather", json.RawMessage(`{"city":"Paris"}`)),
+		), resp.Message)
 		msgs = append(msgs, resp.Message)
 	}
 	assert.Equal(t, []string{"Checking."}, deltas, "thinking is not streamed as text")
@@ -419,9 +424,8 @@ func TestThinkingCarried(t *testing.T) {
 		jsonOf(t, reqs[2].json(t)["messages"].([]any)[1]))
 }
 
-// A signature that this adapter did not write (another provider's) is not
-// sent, and thinking at the end of a message, with no block after it, is
-// dropped: it closes a finished turn.
+// A signature or thinking block that another provider wrote is not sent;
+// thinking at the end of a message is kept and sent back.
 func TestForeignSignatureAndTrailingThinking(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"model":"m","id":"msg_1","type":"message","role":"assistant","content":[
@@ -432,18 +436,26 @@ func TestForeignSignatureAndTrailingThinking(t *testing.T) {
 	p := r.provider("m", nil)
 	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 	require.NoError(t, err)
-	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock("Done.")), resp.Message)
+	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock("Done."),
+		agentrt.Block{Type: agentrt.BlockThinking, Text: "Nothing more.", Signature: []byte("sig"), Provider: "anthropic"}), resp.Message)
 
 	foreign := agentrt.ToolUseBlock("call_1", "weather", json.RawMessage(`{"city":"Oslo"}`))
-	foreign.Signature = []byte("gemini-thought-signature")
+	foreign.Signature, foreign.Provider = []byte("gemini-thought-signature"), "gemini"
 	_, err = p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("hi"),
-		agentrt.NewAssistantMessage(foreign),
+		resp.Message,
+		agentrt.NewUserMessage("and Oslo?"),
+		agentrt.NewAssistantMessage(
+			agentrt.Block{Type: agentrt.BlockThinking, Text: "gemini thinks", Signature: []byte("g-sig"), Provider: "gemini"},
+			foreign),
 		agentrt.NewToolResult("call_1", "5C", false),
 	}})
 	require.NoError(t, err)
+	msgs := r.requests()[1].json(t)["messages"].([]any)
+	assert.JSONEq(t, `{"role":"assistant","content":[{"type":"text","text":"Done."},{"type":"thinking","thinking":"Nothing more.","signature":"sig"}]}`,
+		jsonOf(t, msgs[1]))
 	assert.JSONEq(t, `{"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"weather","input":{"city":"Oslo"}}]}`,
-		jsonOf(t, r.requests()[1].json(t)["messages"].([]any)[1]))
+		jsonOf(t, msgs[3]))
 }
 
 // A tool_use whose input came whole in content_block_start, with no

@@ -5,22 +5,18 @@ import (
 	"encoding/json"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-
-	"github.com/agentrt/agentrt"
 )
 
-// Thinking blocks have no agentrt.Block of their own, yet the API requires
-// them back, unmodified and in order, in the assistant message of a tool
-// use turn (and models that think by default produce them unasked). So the
-// thinking and redacted_thinking blocks that precede a text or tool_use
-// block travel in that block's Signature, as opaque JSON:
+// Before agentrt had thinking blocks (agentrt.BlockThinking), this
+// adapter carried the thinking and redacted_thinking blocks that preceded
+// a text or tool_use block in that block's Signature, as opaque JSON:
 //
 //	{"anthropic_thinking":[{"type":"thinking","thinking":"…","signature":"…"},
 //	                       {"type":"redacted_thinking","data":"…"}]}
 //
-// and are sent again, right before it, in later requests. Thinking that
-// ends a message (no block follows it) is dropped: it ends a finished turn,
-// which the API does not need back.
+// Sessions written then still hold such signatures; they are sent again,
+// right before their block, as the API requires. New responses give
+// thinking blocks of their own.
 
 // thinkingBlock is a thinking or redacted_thinking block as the API
 // returned it.
@@ -36,18 +32,6 @@ type carriedThinking struct {
 }
 
 var thinkingKey = []byte(`{"anthropic_thinking":`)
-
-// carry stores pending thinking blocks in b's Signature.
-func carry(b agentrt.Block, pending []thinkingBlock) agentrt.Block {
-	if len(pending) == 0 {
-		return b
-	}
-	sig, err := json.Marshal(carriedThinking{Thinking: pending})
-	if err == nil {
-		b.Signature = sig
-	}
-	return b
-}
 
 // carried returns the thinking blocks stored in a block's Signature by
 // carry, as request blocks; nil for any other signature (another

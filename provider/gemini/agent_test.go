@@ -76,7 +76,7 @@ func TestAgentWeatherAndCalculator(t *testing.T) {
 	assert.Equal(t, agentrt.StopComplete, done.Reason)
 	assert.Equal(t, "Together, Beijing (25°C) and Shanghai (28°C) add up to 53°C.", done.FinalText)
 	assert.Equal(t, 3, done.Turns)
-	assert.Equal(t, agentrt.Usage{InputTokens: 112 + 190 + 262, OutputTokens: 30 + 48 + 31 + 19 + 18}, done.Usage)
+	assert.Equal(t, agentrt.Usage{InputTokens: 112 + 190 + 262, OutputTokens: 30 + 48 + 31 + 19 + 18, ReasoningTokens: 48 + 19}, done.Usage)
 	var streamed strings.Builder
 	for _, d := range agenttest.Filter[agentrt.TextDelta](events) {
 		streamed.WriteString(d.Text)

@@ -44,6 +44,14 @@ func TestConformance(t *testing.T) {
 			// before the call ends.
 			events := sseEvents(t, "vertex-partial-args-stream.sse")
 			replies = []reply{{body: []byte(strings.Join(events[:3], ""))}}
+		case agenttest.ScenarioImageInput:
+			replies = []reply{ok(t, "image-input.response.json")}
+		case agenttest.ScenarioImageToolResult:
+			replies = []reply{ok(t, "text.json")} // no recording of a function response with parts
+		case agenttest.ScenarioThinkingRoundTrip:
+			replies = []reply{ok(t, "thinking-tool-call.response.json"), ok(t, "thinking-tool-result-followup.response.json")}
+		case agenttest.ScenarioUnsupportedContent:
+			replies = []reply{ok(t, "text.json")}
 		case agenttest.ScenarioStalledStream:
 			replies = []reply{{body: []byte(sseEvents(t, "text-stream.sse")[0]), stall: true}}
 		default:

@@ -20,20 +20,37 @@
 // ModelRequest.OnText is set):
 //
 //   - System → systemInstruction.
-//   - User messages → "user" contents with a text part. Consecutive user
-//     turns (a user message right after tool results, say) are merged into
-//     one content, as Gemini wants the roles to alternate.
+//   - User messages → "user" contents with a text part, then a part per
+//     block: text, or an image or document as inlineData (bytes and media
+//     type) or fileData (URL, for a file uploaded to the Files API or a
+//     gs:// URI; it needs the media type). Consecutive user turns (a user
+//     message right after tool results, say) are merged into one content,
+//     as Gemini wants the roles to alternate.
 //   - Assistant messages → "model" contents: text blocks as text parts,
-//     tool_use blocks as functionCall parts {id, name, args}, in block order.
-//   - Tool results → functionResponse parts {id, name, response}, all the
-//     results of one assistant turn in one "user" content, in the order of
-//     the calls (whatever order they finished in). The response object is
-//     {"output": content}, or {"error": content} for an is_error result, as
-//     Google documents. The name comes from the tool_use the result answers.
+//     tool_use blocks as functionCall parts {id, name, args}, Gemini's
+//     thinking blocks that carry a signature as thought parts, in block
+//     order, each with the thought signature Gemini gave it (see below).
+//     Thinking blocks without a signature, and those of another vendor,
+//     are not sent.
+//   - Tool results → functionResponse parts {id, name, response, parts},
+//     all the results of one assistant turn in one "user" content, in the
+//     order of the calls (whatever order they finished in). The response
+//     object is {"output": content}, or {"error": content} for an
+//     is_error result, as Google documents; the result's images and
+//     documents are the function response's parts (multimodal function
+//     responses: image/png, image/jpeg, image/webp, application/pdf,
+//     text/plain; anything else is refused before sending, with
+//     [agentrt.ErrUnsupportedContent]). The name comes from the tool_use
+//     the result answers.
+//   - A request left without contents (only an empty user text) is refused
+//     before sending, with [agentrt.ErrInvalidRequest]; the API would
+//     refuse it.
 //   - Tools → one tool with functionDeclarations; each InputSchema is
 //     converted by [ToolParameters] to the OpenAPI subset Gemini accepts.
-//     No tools, no declarations. The function-calling mode is left to the
-//     API's default (AUTO).
+//     No tools, no declarations.
+//   - ToolChoice → toolConfig.functionCallingConfig: zero not sent (AUTO);
+//     "auto" AUTO, "none" NONE, "required" ANY, "tool" ANY with
+//     allowedFunctionNames [Name].
 //   - MaxTokens → generationConfig.maxOutputTokens (0: Options.MaxTokens,
 //     then none, so that the model's own limit applies);
 //     Options.Temperature → generationConfig.temperature.
@@ -47,7 +64,7 @@
 //
 //   - The text parts of the first candidate, joined, → one text block (a
 //     function call between two texts splits them); thought parts
-//     (thought: true) are left out.
+//     (thought: true) → thinking blocks (Provider "gemini").
 //   - functionCall parts → tool_use blocks, the args re-encoded as a JSON
 //     object (keys sorted; no args is {}).
 //   - finishReason: STOP → FinishStop, or FinishToolUse when the answer
@@ -60,7 +77,8 @@
 //   - usageMetadata: InputTokens = promptTokenCount (cached tokens
 //     included, as Gemini counts them) + toolUsePromptTokenCount;
 //     OutputTokens = candidatesTokenCount + thoughtsTokenCount (thoughts
-//     are billed as output); CacheReadTokens = cachedContentTokenCount.
+//     are billed as output); ReasoningTokens = thoughtsTokenCount;
+//     CacheReadTokens = cachedContentTokenCount.
 //     Streams report running totals: the last one is used.
 //   - Model = modelVersion, as the API reports it.
 //
@@ -76,16 +94,15 @@
 // # Thought signatures
 //
 // Gemini 3 models attach an opaque thought signature to the first function
-// call of an answer and refuse a follow-up request whose function calls
-// lack it. [agentrt.Message] has no field for it, so the Provider keeps the
-// signatures of the calls it returned, by tool_use id, in a bounded
-// in-memory cache (the last 1024 calls), and sends each back with its call.
-// For a call it does not know (a session resumed in another process, a
-// history from another provider, a Provider created anew) it sends Google's
-// documented placeholder "skip_thought_signature_validator" on the first
-// call of the turn, which the API accepts at some cost to the model's
-// reasoning. Signatures on text parts are not kept (Google does not require
-// them back).
+// call of an answer (and to text and thought parts) and refuse a follow-up
+// request whose function calls lack it. The signature is kept in the
+// block's Signature, with Provider "gemini", so it lives in the session
+// (the JSONL store keeps it) and a session resumed in another process
+// sends the real signature back. A model turn none of whose calls has a
+// Gemini signature (history from another provider, or a session written
+// before signatures were kept) gets Google's documented placeholder
+// "skip_thought_signature_validator" on its first call, which the API
+// accepts at some cost to the model's reasoning.
 //
 // # Streaming
 //
@@ -135,14 +152,14 @@
 //
 // # Not mapped yet
 //
-//   - Images, audio, files and other non-text parts, in either direction;
-//     code execution and server-side tools (Google Search, URL context).
-//   - Thinking configuration and thought summaries (thinkingConfig can be
-//     set through Options.ExtraFields; thought text is dropped).
-//   - Forced or restricted function calling (toolConfig), candidate count,
-//     safety settings, cached content, stop sequences, top-p/top-k, seed:
-//     available only through Options.ExtraFields.
-//   - Signatures of text parts; signatures across processes (see above).
+//   - Images or files in answers (image generation); code execution and
+//     server-side tools (Google Search, URL context).
+//   - Thinking configuration (thinkingConfig can be set through
+//     Options.ExtraFields).
+//   - Candidate count, safety settings, explicit cached content
+//     (cachedContents; implicit caching needs nothing and is reported in
+//     CacheReadTokens), stop sequences, top-p/top-k, seed: available only
+//     through Options.ExtraFields.
 //   - Tool names are sent as they are: Gemini wants them to start with a
 //     letter or an underscore, which agentrt does not require.
 //   - Integers beyond 2^53 in function call arguments lose precision (the

@@ -182,3 +182,9 @@ func badResponse(msg string) *agentrt.ProviderError {
 func invalidRequest(msg string, err error) *agentrt.ProviderError {
 	return &agentrt.ProviderError{Provider: "gemini", Kind: agentrt.ErrInvalidRequest, Message: msg, Err: err}
 }
+
+// unsupported is the error for content the API cannot take, returned
+// before anything is sent.
+func unsupported(msg string) *agentrt.ProviderError {
+	return &agentrt.ProviderError{Provider: providerName, Kind: agentrt.ErrUnsupportedContent, Message: msg}
+}

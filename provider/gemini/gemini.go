@@ -80,9 +80,8 @@ type Options struct {
 // through google.golang.org/genai's Models.GenerateContent and
 // GenerateContentStream.
 //
-// A Provider is safe for concurrent use. Apart from its configuration it
-// keeps only a bounded cache of thought signatures (see the package
-// documentation), guarded by a mutex.
+// A Provider is safe for concurrent use; it keeps no state between calls
+// (thought signatures travel in the session's blocks).
 type Provider struct {
 	client     *genai.Client
 	model      string
@@ -90,7 +89,6 @@ type Provider struct {
 	maxTokens  int32
 	maxRetries int
 	extra      []byte // ExtraFields merged over the client's ExtraBody, as JSON; nil if none
-	sigs       *signatureCache
 
 	// sleep waits for d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -123,7 +121,6 @@ func New(client *genai.Client, model string, opts *Options) *Provider {
 		client:    client,
 		model:     model,
 		maxTokens: int32(max(o.MaxTokens, 0)),
-		sigs:      newSignatureCache(signatureCacheSize),
 		sleep:     sleepCtx,
 	}
 	if o.Temperature != nil {
@@ -193,8 +190,10 @@ func newFromConfig(cfg *genai.ClientConfig, model string, opts *Options) (*Provi
 
 // Describe reports the vendor, "gemini", and the model name given to New.
 func (p *Provider) Describe() agentrt.ProviderInfo {
-	return agentrt.ProviderInfo{Name: "gemini", Model: p.model}
+	return agentrt.ProviderInfo{Name: providerName, Model: p.model}
 }
+
+const providerName = "gemini"
 
 // Generate sends req to the model and returns its answer. When req.OnText
 // is set it streams (streamGenerateContent with SSE) and calls OnText with
@@ -209,9 +208,13 @@ func (p *Provider) Describe() agentrt.ProviderInfo {
 // answer, a stream without a finish reason or cut in the middle of a tool
 // call); or, when ctx ends, an error wrapping ctx.Err().
 func (p *Provider) Generate(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-	contents, err := p.contents(req.Messages)
+	contents, err := contents(req.Messages)
 	if err != nil {
 		return nil, err
+	}
+	if len(contents) == 0 {
+		// The API refuses a request without contents.
+		return nil, invalidRequest("nothing to send: the request has no message with content (an empty user text is left out)", nil)
 	}
 	config, err := p.config(req)
 	if err != nil {
@@ -249,7 +252,7 @@ func (p *Provider) generate(ctx context.Context, contents []*genai.Content, conf
 	if err != nil {
 		return nil, err
 	}
-	a := newAssembler(p.model, p.sigs)
+	a := newAssembler(p.model)
 	if err := a.add(r, nil); err != nil {
 		return nil, err
 	}
@@ -259,7 +262,7 @@ func (p *Provider) generate(ctx context.Context, contents []*genai.Content, conf
 // stream makes one streaming call; info.output records whether any chunk
 // arrived (after which the call is not retried).
 func (p *Provider) stream(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig, onText func(string), info *callInfo) (*agentrt.ModelResponse, error) {
-	a := newAssembler(p.model, p.sigs)
+	a := newAssembler(p.model)
 	for r, err := range p.client.Models.GenerateContentStream(ctx, p.model, contents, config) {
 		if err != nil {
 			return nil, err

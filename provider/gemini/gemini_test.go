@@ -71,9 +71,11 @@ func TestText(t *testing.T) {
 	assert.NotContains(t, req.Body, "toolConfig")
 
 	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock(
-		"There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.")), resp.Message)
+		"There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.")), plain(resp.Message))
+	assert.Equal(t, "gemini", resp.Message.Blocks[0].Provider, "the text's thought signature is kept")
+	assert.NotEmpty(t, resp.Message.Blocks[0].Signature)
 	assert.Equal(t, agentrt.FinishStop, resp.Finish)
-	assert.Equal(t, agentrt.Usage{InputTokens: 9, OutputTokens: 28 + 244}, resp.Usage, "thoughts count as output")
+	assert.Equal(t, agentrt.Usage{InputTokens: 9, OutputTokens: 28 + 244, ReasoningTokens: 244}, resp.Usage, "thoughts count as output")
 	assert.Equal(t, "gemini-3-pro-preview", resp.Model)
 }
 
@@ -96,10 +98,11 @@ func TestTextStream(t *testing.T) {
 	assert.NotContains(t, req.Body, "systemInstruction", "no system prompt, no systemInstruction")
 
 	assert.Equal(t, []string{"There are **3**", ` "r"s in strawberry.` + "\n\nst**r**awbe**rr**y"}, deltas)
-	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock(strings.Join(deltas, ""))), resp.Message,
+	assert.NotEmpty(t, resp.Message.Blocks[0].Signature, "the signature of the last, empty, chunk is kept on the text")
+	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock(strings.Join(deltas, ""))), plain(resp.Message),
 		"the streamed message is the one the deltas add up to")
 	assert.Equal(t, agentrt.FinishStop, resp.Finish)
-	assert.Equal(t, agentrt.Usage{InputTokens: 9, OutputTokens: 23 + 185}, resp.Usage, "usage of the last chunk")
+	assert.Equal(t, agentrt.Usage{InputTokens: 9, OutputTokens: 23 + 185, ReasoningTokens: 185}, resp.Usage, "usage of the last chunk")
 	assert.Equal(t, "gemini-3-pro-preview", resp.Model)
 }
 
@@ -113,10 +116,10 @@ func TestToolCall(t *testing.T) {
 	}{
 		{"non-stream", "tool-call.json", "text.json", "m36LaZGyCLz1xs0PtNSB-QU",
 			"EskgCsYgAb4+9vtF7/499YQS2bjZs3xcQI+iAl+ILn29nK1j0Kg6su7QsUUUk3nrAAfnS2w5WiVvlcCqu9fAebJ2cvfaEyBahEt5",
-			agentrt.Usage{InputTokens: 29, OutputTokens: 15 + 893}, false},
+			agentrt.Usage{InputTokens: 29, OutputTokens: 15 + 893, ReasoningTokens: 893}, false},
 		{"stream", "tool-call-stream.sse", "text-stream.sse", "b36LacjwM668nsEP2tbsgQQ",
 			"EqUCCqICAb4+9vsh8Pd5taZVoPzSvjWWwzBrvhEQWBLCGa7IdY8FBMm7Z6dCKFU3Ft0la15gF7RaHe1NlPRygQec0bFwPDfMwGcUOMNiJiNIKxusCs4ejCZRuouNYQ4etEIt7CujEUHiILLfZXSJZYhs4UCrD2bLqPq0sE0lWgYJnzHkkKUOnMsA2hKffAhtF4DWn5INYj8pPssvch/2VpDFW2F9XSE04zLDzkIWF2eztJX50Y0lTehRZC3FW7fOrXCzGx+PwdataD6eXlF5O1zn+86XtmktOs2DEp4o1PMvXFFAXe8GGvPt8Idf3UtHMq7AsapwMW9sjiKj+FJk54m+9LMTSaj7C86smfvoQryYBEHTVazr1bEnpl4bPG5JUtm2yAMkHj4=",
-			agentrt.Usage{InputTokens: 29, OutputTokens: 15 + 45}, true},
+			agentrt.Usage{InputTokens: 29, OutputTokens: 15 + 45, ReasoningTokens: 45}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -142,7 +145,8 @@ func TestToolCall(t *testing.T) {
 
 			id := "call_" + tc.responseID + "_0"
 			assert.Equal(t, agentrt.NewAssistantMessage(
-				agentrt.ToolUseBlock(id, "weather", json.RawMessage(`{"location":"San Francisco"}`))), resp.Message)
+				agentrt.ToolUseBlock(id, "weather", json.RawMessage(`{"location":"San Francisco"}`))), plain(resp.Message))
+			assert.Equal(t, tc.sig, base64.StdEncoding.EncodeToString(resp.Message.Blocks[0].Signature), "the thought signature is kept in the block")
 			assert.Equal(t, agentrt.FinishToolUse, resp.Finish, "finishReason STOP with a function call")
 			assert.Equal(t, tc.usage, resp.Usage)
 			assert.Empty(t, deltas, "an empty text part is no delta")
@@ -187,9 +191,10 @@ func TestParallelToolCalls(t *testing.T) {
 	assert.Equal(t, agentrt.NewAssistantMessage(
 		agentrt.ToolUseBlock("call_"+rid+"_0", "add", json.RawMessage(`{"a":2,"b":3}`)),
 		agentrt.ToolUseBlock("call_"+rid+"_1", "multiply", json.RawMessage(`{"a":2,"b":3}`)),
-	), resp.Message)
+	), plain(resp.Message))
+	assert.NotEmpty(t, resp.Message.Blocks[0].Signature, "Gemini signs the first call of a turn")
 	assert.Equal(t, agentrt.FinishToolUse, resp.Finish)
-	assert.Equal(t, agentrt.Usage{InputTokens: 125, OutputTokens: 36 + 73}, resp.Usage)
+	assert.Equal(t, agentrt.Usage{InputTokens: 125, OutputTokens: 36 + 73, ReasoningTokens: 73}, resp.Usage)
 	assert.Equal(t, "gemini-2.5-flash", resp.Model)
 }
 
@@ -219,9 +224,9 @@ func TestParallelToolCallsStream(t *testing.T) {
 	assert.Equal(t, agentrt.NewAssistantMessage(
 		agentrt.ToolUseBlock("call_"+rid+"_0", "add", json.RawMessage(`{"a":2,"b":3}`)),
 		agentrt.ToolUseBlock("call_"+rid+"_1", "multiply", json.RawMessage(`{"a":2,"b":3}`)),
-	), resp.Message, `the recorded args {"b": 3,"a": 2} come out with sorted keys`)
+	), plain(resp.Message), `the recorded args {"b": 3,"a": 2} come out with sorted keys`)
 	assert.Equal(t, agentrt.FinishToolUse, resp.Finish)
-	assert.Equal(t, agentrt.Usage{InputTokens: 121, OutputTokens: 36 + 38}, resp.Usage)
+	assert.Equal(t, agentrt.Usage{InputTokens: 121, OutputTokens: 36 + 38, ReasoningTokens: 38}, resp.Usage)
 }
 
 // Recorded: parallel-tool-calls.response.json, then
@@ -292,7 +297,7 @@ func TestToolResultFollowupWithAPIID(t *testing.T) {
 	}
 	first, err := p.Generate(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.ToolUseBlock("PPik6Btt", "catalogSearch", json.RawMessage(`{}`))), first.Message)
+	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.ToolUseBlock("PPik6Btt", "catalogSearch", json.RawMessage(`{}`))), plain(first.Message))
 	assert.Equal(t, agentrt.FinishToolUse, first.Finish)
 	assert.Equal(t, "gemini-3.1-flash-lite", first.Model)
 
@@ -319,7 +324,7 @@ func TestToolResultFollowupWithAPIID(t *testing.T) {
 		got["tools"], "a tool without parameters is declared without parameters, as recorded")
 	assert.Equal(t, recorded["generationConfig"], got["generationConfig"])
 
-	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock("Metadata was returned.")), resp.Message)
+	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock("Metadata was returned.")), plain(resp.Message))
 	assert.Equal(t, agentrt.Usage{InputTokens: 137, OutputTokens: 4}, resp.Usage)
 }
 
@@ -345,14 +350,18 @@ func TestSplitArgumentsStream(t *testing.T) {
 		assert.Contains(t, srv.only(t).Path, "publishers/google/models/gemini-3.1-pro-preview:streamGenerateContent")
 
 		const rid = "dqHOab6xGLzWodAPkPuViA4"
-		assert.Equal(t, agentrt.NewAssistantMessage(
+		require.Len(t, resp.Message.Blocks, 2)
+		first, second := resp.Message.Blocks[0], resp.Message.Blocks[1]
+		assert.NotEmpty(t, first.Signature, "the signature of the first chunk is kept on the first call")
+		assert.Equal(t, "gemini", first.Provider)
+		assert.Empty(t, second.Signature)
+		first.Signature, first.Provider = nil, ""
+		assert.Equal(t, []agentrt.Block{
 			agentrt.ToolUseBlock("call_"+rid+"_0", "getWeather", json.RawMessage(`{"location":"Boston"}`)),
 			agentrt.ToolUseBlock("call_"+rid+"_1", "getWeather", json.RawMessage(`{"location":"San Francisco"}`)),
-		), resp.Message)
+		}, []agentrt.Block{first, second})
 		assert.Equal(t, agentrt.FinishToolUse, resp.Finish)
-		assert.Equal(t, agentrt.Usage{InputTokens: 26, OutputTokens: 23 + 132}, resp.Usage)
-		assert.NotEmpty(t, p.sigs.get("call_"+rid+"_0"), "the signature of the first chunk is kept for the first call")
-		assert.Empty(t, p.sigs.get("call_"+rid+"_1"))
+		assert.Equal(t, agentrt.Usage{InputTokens: 26, OutputTokens: 23 + 132, ReasoningTokens: 132}, resp.Usage)
 	})
 	t.Run("nested arguments", func(t *testing.T) {
 		t.Parallel()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/agentrt/agentrt"
 )
 
 // reply is one scripted answer of a replayServer.
@@ -241,5 +243,15 @@ func decode(t testing.TB, b []byte) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+// plain returns m without the thought signatures (and their Provider) of
+// its blocks, for comparing the rest; tests check signatures on their own.
+func plain(m agentrt.Message) agentrt.Message {
+	m.Blocks = append([]agentrt.Block(nil), m.Blocks...)
+	for i := range m.Blocks {
+		m.Blocks[i].Signature, m.Blocks[i].Provider = nil, ""
+	}
 	return m
 }

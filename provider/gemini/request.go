@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -19,12 +19,13 @@ var skipSignature = []byte("skip_thought_signature_validator")
 
 // contents maps the session to Gemini contents.
 //
-// User messages become "user" contents; assistant messages "model"
-// contents with text and functionCall parts in block order; the results of
+// User messages become "user" contents (text, then inlineData or fileData
+// parts for images and documents); assistant messages "model" contents
+// with thought, text and functionCall parts in block order; the results of
 // one assistant turn become functionResponse parts of one "user" content,
 // in the order of the calls, followed by any user text that comes next
 // (Gemini wants the turns of a conversation to alternate).
-func (p *Provider) contents(msgs []agentrt.Message) ([]*genai.Content, error) {
+func contents(msgs []agentrt.Message) ([]*genai.Content, error) {
 	out := make([]*genai.Content, 0, len(msgs))
 	// calls maps the tool_use ids of the latest assistant message to their
 	// position and name.
@@ -61,19 +62,15 @@ func (p *Provider) contents(msgs []agentrt.Message) ([]*genai.Content, error) {
 			if pending[c.pos] != nil {
 				return nil, invalidRequest(fmt.Sprintf("message %d: second tool result for %q", i, m.ToolUseID), nil)
 			}
-			key := "output"
-			if m.IsError {
-				key = "error"
+			fr, err := functionResponse(m, c.name)
+			if err != nil {
+				return nil, unsupported(fmt.Sprintf("message %d (tool result %s): %v", i, m.ToolUseID, err))
 			}
-			pending[c.pos] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
-				ID:       m.ToolUseID,
-				Name:     c.name,
-				Response: map[string]any{key: m.Content},
-			}}
+			pending[c.pos] = &genai.Part{FunctionResponse: fr}
 		case agentrt.RoleAssistant:
 			flush()
 			clear(calls)
-			content, err := p.modelContent(m)
+			content, err := modelContent(m)
 			if err != nil {
 				return nil, invalidRequest(fmt.Sprintf("message %d: %v", i, err), err)
 			}
@@ -90,10 +87,93 @@ func (p *Provider) contents(msgs []agentrt.Message) ([]*genai.Content, error) {
 			if m.Content != "" {
 				out = appendUser(out, &genai.Part{Text: m.Content})
 			}
+			for j, b := range m.Blocks {
+				part, err := userPart(b)
+				if err != nil {
+					return nil, unsupported(fmt.Sprintf("message %d, block %d: %v", i, j, err))
+				}
+				if part != nil {
+					out = appendUser(out, part)
+				}
+			}
 		}
 	}
 	flush()
 	return out, nil
+}
+
+// userPart maps a block of a user message: text, or an image or document
+// as inlineData (bytes) or fileData (a URI, which needs its media type).
+// It returns nil for an empty text.
+func userPart(b agentrt.Block) (*genai.Part, error) {
+	switch b.Type {
+	case agentrt.BlockText:
+		if b.Text == "" {
+			return nil, nil
+		}
+		return &genai.Part{Text: b.Text}, nil
+	case agentrt.BlockImage, agentrt.BlockDocument:
+		if !mediaTypeTaken(b.MediaType) {
+			return nil, fmt.Errorf("%s of media type %q: the API takes images, audio, video, PDF and text", b.Type, b.MediaType)
+		}
+		if len(b.Data) == 0 && b.URL != "" {
+			return &genai.Part{FileData: &genai.FileData{FileURI: b.URL, MIMEType: b.MediaType}}, nil
+		}
+		return &genai.Part{InlineData: &genai.Blob{Data: b.Data, MIMEType: b.MediaType}}, nil
+	}
+	return nil, fmt.Errorf("a %s block belongs in an assistant message", b.Type)
+}
+
+// mediaTypeTaken reports whether the API reads parts of a media type:
+// images, audio, video, PDF, text and code files.
+func mediaTypeTaken(t string) bool {
+	for _, prefix := range []string{"image/", "audio/", "video/", "text/"} {
+		if strings.HasPrefix(t, prefix) {
+			return true
+		}
+	}
+	switch t {
+	case "application/pdf", "application/json", "application/rtf", "application/x-javascript", "application/x-python", "application/x-typescript":
+		return true
+	}
+	return false
+}
+
+// functionResponse maps a tool result: {"output": content} or, for an
+// error, {"error": content}, with the text of its text blocks appended,
+// and its images and documents as the response's parts (multimodal
+// function responses, which take image/png, image/jpeg, image/webp,
+// application/pdf and text/plain).
+func functionResponse(m agentrt.Message, name string) (*genai.FunctionResponse, error) {
+	text := m.Content
+	var parts []*genai.FunctionResponsePart
+	for j, b := range m.Blocks {
+		switch b.Type {
+		case agentrt.BlockText:
+			if text != "" && b.Text != "" {
+				text += "\n"
+			}
+			text += b.Text
+		case agentrt.BlockImage, agentrt.BlockDocument:
+			switch b.MediaType {
+			case "image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain":
+			default:
+				return nil, fmt.Errorf("block %d: %s of media type %q: function responses take image/png, image/jpeg, image/webp, application/pdf and text/plain", j, b.Type, b.MediaType)
+			}
+			if len(b.Data) == 0 && b.URL != "" {
+				parts = append(parts, &genai.FunctionResponsePart{FileData: &genai.FunctionResponseFileData{FileURI: b.URL, MIMEType: b.MediaType}})
+			} else {
+				parts = append(parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{Data: b.Data, MIMEType: b.MediaType}})
+			}
+		default:
+			return nil, fmt.Errorf("block %d: a %s block belongs in an assistant message", j, b.Type)
+		}
+	}
+	key := "output"
+	if m.IsError {
+		key = "error"
+	}
+	return &genai.FunctionResponse{ID: m.ToolUseID, Name: name, Response: map[string]any{key: text}, Parts: parts}, nil
 }
 
 // appendUser appends parts to the last content if it is a user content,
@@ -107,33 +187,45 @@ func appendUser(out []*genai.Content, parts ...*genai.Part) []*genai.Content {
 }
 
 // modelContent maps an assistant message to a "model" content, or nil if
-// it has nothing to send. Function calls get back the thought signature
-// the model gave them; if none of them has one, the first gets
-// skipSignature.
-func (p *Provider) modelContent(m agentrt.Message) (*genai.Content, error) {
+// it has nothing to send. Blocks get back the thought signatures Gemini
+// gave them (Provider "gemini"; another vendor's are not sent). Thinking
+// blocks of Gemini that carry a signature go back as thought parts; those
+// without one are left out, as Google's own clients do. If no function
+// call has a signature (history from another provider, or recorded before
+// signatures were kept), the first gets skipSignature.
+func modelContent(m agentrt.Message) (*genai.Content, error) {
 	c := &genai.Content{Role: genai.RoleModel}
 	firstCall := -1
 	signed := false
 	for _, b := range m.Blocks {
+		var sig []byte
+		if b.Provider == providerName {
+			sig = b.Signature
+		}
 		switch b.Type {
 		case agentrt.BlockText:
 			if b.Text != "" {
-				c.Parts = append(c.Parts, &genai.Part{Text: b.Text})
+				c.Parts = append(c.Parts, &genai.Part{Text: b.Text, ThoughtSignature: sig})
+			}
+		case agentrt.BlockThinking:
+			if len(sig) > 0 {
+				c.Parts = append(c.Parts, &genai.Part{Text: b.Text, Thought: true, ThoughtSignature: sig})
 			}
 		case agentrt.BlockToolUse:
 			args, err := decodeArgs(b.Input)
 			if err != nil {
 				return nil, fmt.Errorf("tool_use %q: input is not a JSON object: %w", b.ID, err)
 			}
-			part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: b.Name, Args: args}}
-			if sig := p.sigs.get(b.ID); sig != nil {
-				part.ThoughtSignature = sig
+			part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: b.Name, Args: args}, ThoughtSignature: sig}
+			if len(sig) > 0 {
 				signed = true
 			}
 			if firstCall < 0 {
 				firstCall = len(c.Parts)
 			}
 			c.Parts = append(c.Parts, part)
+		default:
+			return nil, fmt.Errorf("block type %q in an assistant message", b.Type)
 		}
 	}
 	if len(c.Parts) == 0 {
@@ -193,6 +285,23 @@ func (p *Provider) config(req *agentrt.ModelRequest) (*genai.GenerateContentConf
 		}
 		c.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
 	}
+	switch tc := req.ToolChoice; tc.Mode {
+	case "":
+	case "auto", "none", "required":
+		if len(req.Tools) > 0 {
+			mode := map[string]genai.FunctionCallingConfigMode{"auto": genai.FunctionCallingConfigModeAuto,
+				"none": genai.FunctionCallingConfigModeNone, "required": genai.FunctionCallingConfigModeAny}[tc.Mode]
+			c.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: mode}}
+		}
+	case "tool":
+		if tc.Name == "" {
+			return nil, invalidRequest(`tool choice "tool" without a tool name`, nil)
+		}
+		c.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+			Mode: genai.FunctionCallingConfigModeAny, AllowedFunctionNames: []string{tc.Name}}}
+	default:
+		return nil, invalidRequest(fmt.Sprintf("unknown tool choice mode %q", tc.Mode), nil)
+	}
 	if len(req.ResponseSchema) > 0 {
 		var schema any
 		if err := json.Unmarshal(req.ResponseSchema, &schema); err != nil {
@@ -209,45 +318,6 @@ func (p *Provider) config(req *agentrt.ModelRequest) (*genai.GenerateContentConf
 		c.HTTPOptions = &genai.HTTPOptions{ExtraBody: extra}
 	}
 	return c, nil
-}
-
-// signatureCacheSize bounds the thought signatures a Provider keeps.
-const signatureCacheSize = 1024
-
-// signatureCache keeps the thought signatures of the function calls this
-// Provider returned, by tool_use id, so that they can be sent back as
-// Gemini requires. It forgets the oldest entries beyond its size.
-type signatureCache struct {
-	mu    sync.Mutex
-	m     map[string][]byte
-	order []string
-	size  int
-}
-
-func newSignatureCache(size int) *signatureCache {
-	return &signatureCache{m: make(map[string][]byte), size: size}
-}
-
-func (c *signatureCache) put(id string, sig []byte) {
-	if id == "" || len(sig) == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.m[id]; !ok {
-		c.order = append(c.order, id)
-	}
-	c.m[id] = sig
-	for len(c.order) > c.size {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
-	}
-}
-
-func (c *signatureCache) get(id string) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[id]
 }
 
 // mergeMaps merges src into dst recursively: a map value is merged into a

@@ -15,17 +15,21 @@ import (
 
 // assembler builds one ModelResponse from a GenerateContentResponse, or
 // from the chunks of a stream, which it is given in order. Text parts that
-// follow each other make one text block; each function call one tool_use
-// block. Function calls streamed in pieces (Vertex AI's partialArgs) are
-// put together.
+// follow each other make one text block, and thought parts one thinking
+// block; each function call makes one tool_use block. Function calls
+// streamed in pieces (Vertex AI's partialArgs) are put together. Thought
+// signatures are kept on the blocks (Provider "gemini").
 type assembler struct {
 	model string
-	sigs  *signatureCache
 
-	blocks []agentrt.Block
-	text   strings.Builder
-	open   *partialCall // a call streamed in pieces, not yet closed
-	calls  int
+	blocks   []agentrt.Block
+	text     strings.Builder
+	textSig  []byte // the thought signature of the pending text
+	thought  strings.Builder
+	thoughtS []byte       // the thought signature of the pending thought
+	inThink  bool         // a thought part is pending
+	open     *partialCall // a call streamed in pieces, not yet closed
+	calls    int
 
 	finish       genai.FinishReason
 	blocked      bool // the prompt was refused (promptFeedback.blockReason)
@@ -35,8 +39,8 @@ type assembler struct {
 	responseID   string
 }
 
-func newAssembler(model string, sigs *signatureCache) *assembler {
-	return &assembler{model: model, sigs: sigs}
+func newAssembler(model string) *assembler {
+	return &assembler{model: model}
 }
 
 // add takes one response (or stream chunk). onText, when non-nil, gets
@@ -69,15 +73,35 @@ func (a *assembler) add(r *genai.GenerateContentResponse, onText func(string)) e
 			}
 			switch {
 			case part.FunctionCall != nil:
+				a.flushThought()
 				if err := a.addCall(part.FunctionCall, part.ThoughtSignature); err != nil {
 					return err
 				}
-			case part.Text != "" && !part.Thought:
+			case part.Thought:
+				if a.open != nil {
+					return badResponse("a thought arrived in the middle of a streamed function call")
+				}
+				a.flushText()
+				a.inThink = true
+				a.thought.WriteString(part.Text)
+				if len(part.ThoughtSignature) > 0 {
+					a.thoughtS = part.ThoughtSignature
+				}
+			case part.Text != "" || len(part.ThoughtSignature) > 0:
 				if a.open != nil {
 					return badResponse("text arrived in the middle of a streamed function call")
 				}
+				a.flushThought()
+				if len(part.ThoughtSignature) > 0 {
+					if part.Text == "" && a.text.Len() == 0 {
+						// A signature alone, after the text it signs was
+						// closed by a call: it signs nothing to send back.
+						break
+					}
+					a.textSig = part.ThoughtSignature
+				}
 				a.text.WriteString(part.Text)
-				if onText != nil {
+				if onText != nil && part.Text != "" {
 					onText(part.Text)
 				}
 			}
@@ -91,9 +115,22 @@ func (a *assembler) add(r *genai.GenerateContentResponse, onText func(string)) e
 
 func (a *assembler) flushText() {
 	if a.text.Len() > 0 {
-		a.blocks = append(a.blocks, agentrt.TextBlock(a.text.String()))
+		b := agentrt.TextBlock(a.text.String())
+		if len(a.textSig) > 0 {
+			b.Signature, b.Provider = a.textSig, providerName
+		}
+		a.blocks = append(a.blocks, b)
 		a.text.Reset()
 	}
+	a.textSig = nil
+}
+
+func (a *assembler) flushThought() {
+	if a.inThink {
+		a.blocks = append(a.blocks, agentrt.Block{Type: agentrt.BlockThinking, Text: a.thought.String(), Signature: a.thoughtS, Provider: providerName})
+		a.thought.Reset()
+	}
+	a.inThink, a.thoughtS = false, nil
 }
 
 // addCall takes a functionCall part: a whole call, or the start, a piece
@@ -149,13 +186,17 @@ func (a *assembler) closeCall() error {
 		return badResponse(fmt.Sprintf("function call %q: cannot encode its arguments: %v", pc.name, err))
 	}
 	a.flushText()
+	a.flushThought()
 	id := pc.id
 	if id == "" {
 		id = a.callID()
 	}
 	a.calls++
-	a.sigs.put(id, pc.sig)
-	a.blocks = append(a.blocks, agentrt.ToolUseBlock(id, pc.name, input))
+	b := agentrt.ToolUseBlock(id, pc.name, input)
+	if len(pc.sig) > 0 {
+		b.Signature, b.Provider = pc.sig, providerName
+	}
+	a.blocks = append(a.blocks, b)
 	return nil
 }
 
@@ -181,6 +222,7 @@ func (a *assembler) done(stream bool) (*agentrt.ModelResponse, error) {
 		return nil, badResponse(fmt.Sprintf("the answer ended in the middle of function call %q", a.open.name))
 	}
 	a.flushText()
+	a.flushThought()
 	resp := &agentrt.ModelResponse{
 		Message: agentrt.NewAssistantMessage(a.blocks...),
 		Usage:   usage(a.usage),
@@ -224,7 +266,9 @@ func finishReason(r genai.FinishReason, toolUse bool) agentrt.FinishReason {
 
 // usage maps usageMetadata. InputTokens is the prompt (cached part
 // included, as Gemini counts it) plus the tool-use prompt; OutputTokens the
-// candidates plus the thoughts, which are billed as output.
+// candidates plus the thoughts, which are billed as output, and
+// ReasoningTokens the thoughts again; CacheReadTokens is
+// cachedContentTokenCount.
 func usage(u *genai.GenerateContentResponseUsageMetadata) agentrt.Usage {
 	if u == nil {
 		return agentrt.Usage{}
@@ -232,6 +276,7 @@ func usage(u *genai.GenerateContentResponseUsageMetadata) agentrt.Usage {
 	return agentrt.Usage{
 		InputTokens:     int(u.PromptTokenCount) + int(u.ToolUsePromptTokenCount),
 		OutputTokens:    int(u.CandidatesTokenCount) + int(u.ThoughtsTokenCount),
+		ReasoningTokens: int(u.ThoughtsTokenCount),
 		CacheReadTokens: int(u.CachedContentTokenCount),
 	}
 }

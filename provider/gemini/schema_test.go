@@ -220,7 +220,7 @@ func TestParseJSONPath(t *testing.T) {
 
 func TestPartialArgsValues(t *testing.T) {
 	t.Parallel()
-	a := newAssembler(testModel, newSignatureCache(4))
+	a := newAssembler(testModel)
 	yes := genai.Ptr(true)
 	chunks := []*genai.FunctionCall{
 		{Name: "f", WillContinue: yes},
@@ -241,10 +241,10 @@ func TestPartialArgsValues(t *testing.T) {
 	require.Len(t, uses, 1)
 	assert.JSONEq(t, `{"n":2.5,"b":false,"z":null,"s":[null,"hello"],"e":""}`, string(uses[0].Input))
 
-	bad := newAssembler(testModel, newSignatureCache(4))
+	bad := newAssembler(testModel)
 	assert.ErrorIs(t, bad.addCall(&genai.FunctionCall{PartialArgs: []*genai.PartialArg{{JsonPath: "$.x", StringValue: "y"}}}, nil), agentrt.ErrBadResponse,
 		"arguments without a call")
-	bad = newAssembler(testModel, newSignatureCache(4))
+	bad = newAssembler(testModel)
 	require.NoError(t, bad.addCall(&genai.FunctionCall{Name: "f", WillContinue: yes}, nil))
 	require.NoError(t, bad.addCall(&genai.FunctionCall{PartialArgs: []*genai.PartialArg{{JsonPath: "$.x", StringValue: "y", WillContinue: yes}}, WillContinue: yes}, nil))
 	assert.ErrorIs(t, bad.addCall(&genai.FunctionCall{}, nil), agentrt.ErrBadResponse, "the call ended while a string was streaming")
@@ -269,22 +269,6 @@ func TestFinishReasons(t *testing.T) {
 	}
 	assert.Equal(t, agentrt.FinishToolUse, finishReason(genai.FinishReasonStop, true))
 	assert.Equal(t, agentrt.FinishLength, finishReason(genai.FinishReasonMaxTokens, true))
-}
-
-func TestSignatureCacheBound(t *testing.T) {
-	t.Parallel()
-	c := newSignatureCache(2)
-	c.put("a", []byte("1"))
-	c.put("b", []byte("2"))
-	c.put("a", []byte("3"))
-	c.put("c", []byte("4"))
-	assert.Nil(t, c.get("a"), "the oldest entry is forgotten")
-	assert.Equal(t, []byte("2"), c.get("b"))
-	assert.Equal(t, []byte("4"), c.get("c"))
-	c.put("", []byte("x"))
-	c.put("d", nil)
-	assert.Nil(t, c.get(""))
-	assert.Nil(t, c.get("d"))
 }
 
 func TestDecodeArgs(t *testing.T) {

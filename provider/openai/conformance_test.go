@@ -42,6 +42,14 @@ func TestConformance(t *testing.T) {
 		case agenttest.ScenarioTruncatedStream:
 			events := sseEvents(fixture(t, "parallel-tool-calls-stream.sse"))
 			replies = []reply{{body: bytes.Join(events[:9], nil), sse: true}}
+		case agenttest.ScenarioImageInput:
+			replies = []reply{{body: fixture(t, "image-input.response.json")}}
+		case agenttest.ScenarioImageToolResult:
+			replies = []reply{{body: fixture(t, "text.json")}} // Chat Completions has no tool result with an image
+		case agenttest.ScenarioThinkingRoundTrip:
+			replies = []reply{{body: fixture(t, "compat-zai-reasoning-tool-call.response.json")}, {body: fixture(t, "compat-zai-reasoning-tool-result-followup.response.json")}}
+		case agenttest.ScenarioUnsupportedContent:
+			replies = []reply{{body: fixture(t, "text.json")}}
 		case agenttest.ScenarioStalledStream:
 			events := sseEvents(fixture(t, "text-stream.sse"))
 			replies = []reply{{body: bytes.Join(events[:4], nil), sse: true, hold: true}}

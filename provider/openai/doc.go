@@ -27,14 +27,32 @@
 // Into the request:
 //
 //   - ModelRequest.System becomes the first message, role "system".
-//   - User messages become "user" messages with text content.
+//   - User messages become "user" messages: text content, or, with
+//     blocks, content parts: text, image_url (a data: URL for an image's
+//     bytes, JPEG, PNG, GIF or WebP, or its URL), file (a PDF as file_data,
+//     with its file name) and input_audio (WAV or MP3). Anything else (a
+//     document by URL, another media type) is refused before sending, with
+//     [agentrt.ErrUnsupportedContent].
 //   - An assistant message becomes one "assistant" message: its text
 //     blocks joined as content, its tool_use blocks as tool_calls (id,
 //     function name, arguments as the input's JSON text; "{}" for none).
+//     The text of its thinking blocks that came from this adapter (a
+//     compatible server's reasoning_content) is sent back as
+//     "reasoning_content" for the assistant messages after the last user
+//     message (the tool loop of the current turn, where DeepSeek and Z.ai
+//     want it); thinking blocks of other vendors are not sent.
 //   - Each tool result becomes a "tool" message with its tool_call_id,
 //     right after the assistant message, as the API requires. The API has
 //     no error flag: the content of an is_error result starts with
-//     "Error: " (unless it already starts with "error").
+//     "Error: " (unless it already starts with "error"). A tool message
+//     carries text only, so the images and documents of the results of one
+//     assistant turn follow its last tool message in one "user" message
+//     that names the tool call of each ("Attachments of the result of tool
+//     call ID:"), and each such tool message ends with "[N attachment(s) of
+//     this tool result follow in the next user message]".
+//   - ModelRequest.ToolChoice becomes tool_choice (only with tools): zero
+//     not sent, "auto", "none" and "required" as they are, "tool" as
+//     {"type":"function","function":{"name":...}}.
 //   - Tools become function tools. A schema that strict mode can express
 //     is rewritten for it and sent with "strict": true: every object closed
 //     with "additionalProperties": false, every property required, the
@@ -56,6 +74,10 @@
 //
 // Out of the reply:
 //
+//   - reasoning_content (OpenAI-compatible servers: DeepSeek, Z.ai, vLLM)
+//     becomes a thinking block (Provider "openai") before the text; it is
+//     not passed to OnText. OpenAI itself returns no reasoning text in
+//     Chat Completions.
 //   - Content becomes a text block; a refusal becomes a text block too,
 //     with FinishContentFilter; tool calls become tool_use blocks in order,
 //     their arguments kept as raw JSON ("" becomes {}; arguments that are
@@ -74,7 +96,9 @@
 //     length → FinishLength, content_filter → FinishContentFilter, anything
 //     else → FinishOther.
 //   - Usage: prompt_tokens → InputTokens (they include the cached ones),
-//     completion_tokens → OutputTokens, prompt_tokens_details.cached_tokens
+//     completion_tokens → OutputTokens,
+//     completion_tokens_details.reasoning_tokens → ReasoningTokens,
+//     prompt_tokens_details.cached_tokens
 //     → CacheReadTokens, prompt_tokens_details.cache_write_tokens →
 //     CacheWriteTokens. The reported model name goes to ModelResponse.Model.
 //
@@ -108,12 +132,12 @@
 //
 // # Not mapped
 //
-// Images, audio and files in messages (a message is text only); several
-// choices (n); logprobs; tool_choice and parallel_tool_calls (send them
-// with Options.ExtraFields); custom (non-function) tools and the legacy
-// function_call; annotations (URL citations); audio output; the
-// reasoning_content deltas of some compatible servers; reasoning tokens as
-// a separate count; the Responses API. The order of text and tool_use
+// Uploaded files by id (file_id); image detail; several choices (n);
+// logprobs; parallel_tool_calls and prompt_cache_key (send them with
+// Options.ExtraFields; OpenAI caches long prompts by itself and reports
+// it in CacheReadTokens); custom (non-function) tools and the legacy
+// function_call; annotations (URL citations); audio output; the Responses
+// API (its encrypted reasoning items). The order of text and tool_use
 // blocks within one assistant message is not kept: Chat Completions has one
 // content string, sent with all the tool calls.
 package openai

@@ -225,3 +225,15 @@ func truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
+
+// invalidRequest is the error for a request the adapter cannot encode,
+// returned before anything is sent.
+func invalidRequest(msg string) error {
+	return &agentrt.ProviderError{Provider: providerName, Kind: agentrt.ErrInvalidRequest, Message: msg}
+}
+
+// unsupported is the error for content the API cannot take, returned
+// before anything is sent.
+func unsupported(msg string) error {
+	return &agentrt.ProviderError{Provider: providerName, Kind: agentrt.ErrUnsupportedContent, Message: msg}
+}

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -24,6 +25,20 @@ func (p *Provider) params(req *agentrt.ModelRequest) (oai.ChatCompletionNewParam
 			return params, err
 		}
 		params.Tools = append(params.Tools, tool)
+	}
+	if len(req.Tools) > 0 {
+		switch tc := req.ToolChoice; tc.Mode {
+		case "":
+		case "auto", "none", "required":
+			params.ToolChoice.OfAuto = oai.String(tc.Mode)
+		case "tool":
+			if tc.Name == "" {
+				return params, invalidRequest(`tool choice "tool" without a tool name`)
+			}
+			params.ToolChoice = oai.ToolChoiceOptionFunctionToolChoice(oai.ChatCompletionNamedToolChoiceFunctionParam{Name: tc.Name})
+		default:
+			return params, invalidRequest(fmt.Sprintf("unknown tool choice mode %q", tc.Mode))
+		}
 	}
 	if p.opts.Temperature != nil {
 		params.Temperature = oai.Float(*p.opts.Temperature)
@@ -65,37 +80,155 @@ func (p *Provider) params(req *agentrt.ModelRequest) (oai.ChatCompletionNewParam
 // messages maps the system prompt and the session to Chat Completions
 // messages: one "tool" message per tool result, right after the assistant
 // message whose tool_calls it answers.
+//
+// A "tool" message carries text only. The images and documents of the
+// results of one assistant turn therefore follow the last of its tool
+// messages in one "user" message, which says which tool call each comes
+// from; each tool message says that its attachments follow. Nothing is
+// dropped: what a user message cannot carry either is refused.
 func messages(system string, msgs []agentrt.Message) ([]oai.ChatCompletionMessageParamUnion, error) {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(msgs)+1)
 	if system != "" {
 		out = append(out, oai.SystemMessage(system))
 	}
+	// Reasoning goes back for the assistant messages after the last user
+	// message only: the tool loop of the current turn, where servers that
+	// return reasoning_content (DeepSeek, Z.ai) want it.
+	lastUser := -1
 	for i, m := range msgs {
+		if m.Role == agentrt.RoleUser {
+			lastUser = i
+		}
+	}
+	var attach []oai.ChatCompletionContentPartUnionParam // of the current run of tool results
+	flush := func() {
+		if len(attach) > 0 {
+			out = append(out, oai.UserMessage(attach))
+			attach = nil
+		}
+	}
+	for i, m := range msgs {
+		if m.Role != agentrt.RoleTool {
+			flush()
+		}
 		switch m.Role {
 		case agentrt.RoleUser:
-			out = append(out, oai.UserMessage(m.Content))
+			if len(m.Blocks) == 0 {
+				out = append(out, oai.UserMessage(m.Content))
+				continue
+			}
+			parts := make([]oai.ChatCompletionContentPartUnionParam, 0, 1+len(m.Blocks))
+			if m.Content != "" {
+				parts = append(parts, oai.TextContentPart(m.Content))
+			}
+			for j, b := range m.Blocks {
+				part, err := contentPart(b)
+				if err != nil {
+					return nil, unsupported(fmt.Sprintf("message %d, block %d: %v", i, j, err))
+				}
+				parts = append(parts, part)
+			}
+			out = append(out, oai.UserMessage(parts))
 		case agentrt.RoleAssistant:
-			out = append(out, assistantMessage(m))
+			out = append(out, assistantMessage(m, i > lastUser))
 		case agentrt.RoleTool:
-			out = append(out, oai.ToolMessage(toolResultContent(m), m.ToolUseID))
+			text := toolResultContent(m)
+			var files []oai.ChatCompletionContentPartUnionParam
+			for j, b := range m.Blocks {
+				if b.Type == agentrt.BlockText {
+					if text != "" && b.Text != "" {
+						text += "\n"
+					}
+					text += b.Text
+					continue
+				}
+				part, err := contentPart(b)
+				if err != nil {
+					return nil, unsupported(fmt.Sprintf("message %d (tool result %s), block %d: %v", i, m.ToolUseID, j, err))
+				}
+				files = append(files, part)
+			}
+			if len(files) > 0 {
+				note := fmt.Sprintf("[%d attachment(s) of this tool result follow in the next user message]", len(files))
+				if text != "" {
+					text += "\n"
+				}
+				text += note
+				attach = append(attach, oai.TextContentPart(fmt.Sprintf("Attachments of the result of tool call %s:", m.ToolUseID)))
+				attach = append(attach, files...)
+			}
+			out = append(out, oai.ToolMessage(text, m.ToolUseID))
 		default:
 			return nil, fmt.Errorf("openai: message %d has unknown role %q", i, m.Role)
 		}
 	}
+	flush()
 	return out, nil
 }
 
+// contentPart maps an image or document block to a content part of a user
+// message: an image as image_url (a data: URL for bytes; JPEG, PNG, GIF or
+// WebP), a PDF as a file part (file_data as a data: URL, with its file
+// name), WAV or MP3 audio as input_audio, and text as a text part.
+func contentPart(b agentrt.Block) (oai.ChatCompletionContentPartUnionParam, error) {
+	switch b.Type {
+	case agentrt.BlockText:
+		return oai.TextContentPart(b.Text), nil
+	case agentrt.BlockImage:
+		if len(b.Data) == 0 && b.URL != "" {
+			return oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: b.URL}), nil
+		}
+		switch b.MediaType {
+		case "image/jpeg", "image/png", "image/gif", "image/webp":
+		default:
+			return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("image of media type %q: Chat Completions takes image/jpeg, image/png, image/gif and image/webp", b.MediaType)
+		}
+		return oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(b)}), nil
+	case agentrt.BlockDocument:
+		switch {
+		case len(b.Data) == 0:
+			return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("document by URL (%s): Chat Completions takes a file's data or an uploaded file's id only", b.URL)
+		case b.MediaType == "application/pdf":
+			name := b.Name
+			if name == "" {
+				name = "document.pdf"
+			}
+			return oai.FileContentPart(oai.ChatCompletionContentPartFileFileParam{FileData: oai.String(dataURL(b)), Filename: oai.String(name)}), nil
+		case b.MediaType == "audio/wav" || b.MediaType == "audio/x-wav" || b.MediaType == "audio/mpeg" || b.MediaType == "audio/mp3":
+			format := "wav"
+			if strings.Contains(b.MediaType, "mp") {
+				format = "mp3"
+			}
+			return oai.InputAudioContentPart(oai.ChatCompletionContentPartInputAudioInputAudioParam{Data: base64.StdEncoding.EncodeToString(b.Data), Format: format}), nil
+		}
+		return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("document of media type %q: Chat Completions takes application/pdf files and audio/wav or audio/mpeg audio", b.MediaType)
+	}
+	return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("a %s block belongs in an assistant message", b.Type)
+}
+
+// dataURL is the data: URL of a block's bytes.
+func dataURL(b agentrt.Block) string {
+	return "data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data)
+}
+
 // assistantMessage maps an assistant message: its text blocks joined as
-// the content, its tool_use blocks as tool_calls.
-func assistantMessage(m agentrt.Message) oai.ChatCompletionMessageParamUnion {
+// the content, its tool_use blocks as tool_calls, and, when reasoning is
+// true, the text of its thinking blocks from an OpenAI-compatible server
+// as "reasoning_content".
+func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessageParamUnion {
 	var a oai.ChatCompletionAssistantMessageParam
-	var text strings.Builder
-	hasText := false
+	var text, think strings.Builder
+	hasText, hasThink := false, false
 	for _, b := range m.Blocks {
 		switch b.Type {
 		case agentrt.BlockText:
 			text.WriteString(b.Text)
 			hasText = true
+		case agentrt.BlockThinking:
+			if reasoning && b.Provider == providerName && b.Text != "" {
+				think.WriteString(b.Text)
+				hasThink = true
+			}
 		case agentrt.BlockToolUse:
 			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
@@ -110,6 +243,9 @@ func assistantMessage(m agentrt.Message) oai.ChatCompletionMessageParamUnion {
 	}
 	if hasText || len(a.ToolCalls) == 0 {
 		a.Content.OfString = oai.String(text.String())
+	}
+	if hasThink {
+		a.SetExtraFields(map[string]any{"reasoning_content": think.String()})
 	}
 	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }

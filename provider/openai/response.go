@@ -12,6 +12,7 @@ import (
 	"github.com/agentrt/agentrt"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
 )
 
 // toolCall is a tool call of the answer, whole or being assembled from a
@@ -44,7 +45,24 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		call.args.WriteString(tc.Function.Arguments)
 		calls = append(calls, call)
 	}
-	return p.build(msg.Content, msg.Refusal, calls, choice.FinishReason, c.Usage, c.Model)
+	return p.build(reasoningOf(msg.JSON.ExtraFields), msg.Content, msg.Refusal, calls, choice.FinishReason, c.Usage, c.Model)
+}
+
+// reasoningOf returns the "reasoning_content" that OpenAI-compatible
+// servers (DeepSeek, Z.ai, vLLM, ...) add to a message or a delta; "" if
+// there is none (OpenAI itself never returns reasoning text here).
+func reasoningOf(extra map[string]respjson.Field) string {
+	// The SDK marks an unknown field invalid (it has no type to check it
+	// against) but keeps its raw JSON.
+	f, ok := extra["reasoning_content"]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal([]byte(f.Raw()), &s) != nil {
+		return "" // null, or not a string
+	}
+	return s
 }
 
 // stream makes a streaming call, hands each text delta to onText and
@@ -75,21 +93,22 @@ func (p *Provider) stream(ctx context.Context, params oai.ChatCompletionNewParam
 		}
 		return nil, badResponse(what, nil)
 	}
-	return p.build(acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.model)
+	return p.build(acc.reasoning.String(), acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.model)
 }
 
 // streamState assembles a streamed answer: text and refusal deltas in
 // order, tool-call fragments by their index, the finish reason, and usage
 // from the final chunk (stream_options.include_usage).
 type streamState struct {
-	chunks  int
-	model   string
-	text    strings.Builder
-	refusal strings.Builder
-	calls   []*toolCall
-	byIndex map[int64]int // tool-call index → position in calls
-	finish  string
-	usage   oai.CompletionUsage
+	chunks    int
+	model     string
+	reasoning strings.Builder
+	text      strings.Builder
+	refusal   strings.Builder
+	calls     []*toolCall
+	byIndex   map[int64]int // tool-call index → position in calls
+	finish    string
+	usage     oai.CompletionUsage
 }
 
 func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
@@ -105,6 +124,9 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 			continue // only one choice is asked for
 		}
 		d := ch.Delta
+		if r := reasoningOf(d.JSON.ExtraFields); r != "" {
+			s.reasoning.WriteString(r)
+		}
 		if d.Content != "" {
 			s.text.WriteString(d.Content)
 			onText(d.Content)
@@ -145,8 +167,11 @@ func (s *streamState) addToolCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall)
 }
 
 // build makes the ModelResponse shared by both paths.
-func (p *Provider) build(text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, model string) (*agentrt.ModelResponse, error) {
+func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, model string) (*agentrt.ModelResponse, error) {
 	var blocks []agentrt.Block
+	if reasoning != "" {
+		blocks = append(blocks, agentrt.Block{Type: agentrt.BlockThinking, Text: reasoning, Provider: providerName})
+	}
 	if text != "" {
 		blocks = append(blocks, agentrt.TextBlock(text))
 	}
@@ -171,6 +196,7 @@ func (p *Provider) build(text, refusal string, calls []*toolCall, finish string,
 		Usage: agentrt.Usage{
 			InputTokens:      int(usage.PromptTokens),
 			OutputTokens:     int(usage.CompletionTokens),
+			ReasoningTokens:  int(usage.CompletionTokensDetails.ReasoningTokens),
 			CacheReadTokens:  int(usage.PromptTokensDetails.CachedTokens),
 			CacheWriteTokens: int(usage.PromptTokensDetails.CacheWriteTokens),
 		},

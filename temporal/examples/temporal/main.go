@@ -275,7 +275,7 @@ func run(address, session, question string, ask bool) error {
 	return nil
 }
 
-func askFunc(ask bool) agentrt.AskFunc {
+func askFunc(ask bool) agentrt.PermissionFunc {
 	if !ask {
 		return nil
 	}

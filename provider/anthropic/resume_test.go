@@ -1,0 +1,129 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"testing"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// The resume test re-executes the test binary as a child process,
+// selected by these environment variables, running TestResumeChild.
+const (
+	resumeDirEnv = "AGENTRT_ANTHROPIC_RESUME_DIR"
+	resumeURLEnv = "AGENTRT_ANTHROPIC_RESUME_URL"
+)
+
+// resumeAgent is the agent of both processes: Claude with thinking, a
+// weather tool, the session in a JSONL store, one turn per run so that
+// the parent stops after the tool call and the child makes the follow-up.
+func resumeAgent(client sdk.Client, store agentrt.SessionStore) *agentrt.Agent {
+	weather := agentrt.NewTool("weather", "Get weather information for a location",
+		func(_ context.Context, in struct {
+			Location string `json:"location" jsonschema:"description=the city"`
+		}) (string, error) {
+			return "40 C", nil
+		}, agentrt.ReadOnly())
+	p := New(client, "claude-sonnet-4-20250514", thinkingOpts)
+	// Not streamed: the recorded pair of bodies is non-streaming.
+	plain := agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		r := *req
+		r.OnText = nil
+		return p.Generate(ctx, &r)
+	})
+	return &agentrt.Agent{
+		Instructions:  "You are a helpful assistant",
+		Tools:         []agentrt.Tool{weather},
+		Planner:       agentrt.ModelPlanner(plain),
+		Store:         store,
+		MaxTurns:      1,
+		NoFinalAnswer: true,
+	}
+}
+
+// TestResumeChild is the child process of TestResumeInNewProcess; it does
+// nothing in a normal run. It resumes the session and lets the model
+// answer the tool's result.
+func TestResumeChild(t *testing.T) {
+	dir := os.Getenv(resumeDirEnv)
+	if dir == "" {
+		t.Skip("only run as a child process")
+	}
+	store, err := agentrt.NewJSONLStore(dir, nil)
+	require.NoError(t, err)
+	defer store.Close()
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections() // no connection goroutine outlives the test (goleak)
+	client := sdk.NewClient(option.WithBaseURL(os.Getenv(resumeURLEnv)), option.WithAPIKey("test-key"),
+		option.WithMaxRetries(0), option.WithHTTPClient(hc))
+	events, err := agenttest.Collect(resumeAgent(client, store).Run(context.Background(), "resume", ""))
+	require.NoError(t, err)
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
+	fmt.Println("child answer:", done.FinalText)
+}
+
+// A session with an image, a document and a thinking block goes through
+// the JSONL store into a new process, whose follow-up request sends the
+// thinking block back with the real signature recorded from the API, and
+// the image and the document with their bytes.
+func TestResumeInNewProcess(t *testing.T) {
+	t.Parallel()
+	r := newReplay(t,
+		jsonReply(fixture(t, "thinking-tool-call.response.json")),
+		jsonReply(fixture(t, "thinking-tool-result-followup.response.json")))
+	dir := t.TempDir()
+	store, err := agentrt.NewJSONLStore(dir, nil)
+	require.NoError(t, err)
+	png := agenttest.PNG
+	doc := []byte("Florence is in Tuscany.\n")
+	events, err := agenttest.Collect(resumeAgent(r.client(), store).RunParts(context.Background(), "resume",
+		"What's the weather in Florence, Italy?",
+		agentrt.ImageBlock("image/png", png), agentrt.DocumentBlock("notes.txt", "text/plain", doc)))
+	require.NoError(t, err)
+	done, _ := agenttest.Done(events)
+	require.Equal(t, agentrt.StopMaxTurns, done.Reason)
+	require.NoError(t, store.Close())
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^TestResumeChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), resumeDirEnv+"="+dir, resumeURLEnv+"="+r.srv.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Run(), "child:\n%s", out.String())
+	assert.Contains(t, out.String(), "child answer: The current temperature in Florence, Italy is 40°C")
+
+	reqs := r.requests()
+	require.Len(t, reqs, 2)
+	var recorded struct {
+		Content []struct{ Signature string } `json:"content"`
+	}
+	require.NoError(t, json.Unmarshal(fixture(t, "thinking-tool-call.response.json"), &recorded))
+	msgs := reqs[1].json(t)["messages"].([]any)
+	require.Len(t, msgs, 3)
+	user := msgs[0].(map[string]any)["content"].([]any)
+	assert.JSONEq(t, `[{"type":"text","text":"What's the weather in Florence, Italy?"},
+		{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+base64.StdEncoding.EncodeToString(png)+`"}},
+		{"type":"document","title":"notes.txt","source":{"type":"text","media_type":"text/plain","data":"Florence is in Tuscany.\n"}}]`, jsonOf(t, user))
+	assistant := msgs[1].(map[string]any)["content"].([]any)
+	thinking := assistant[0].(map[string]any)
+	assert.Equal(t, "thinking", thinking["type"])
+	assert.Equal(t, recorded.Content[0].Signature, thinking["signature"], "the real signature, from the first process")
+	assert.Equal(t, "tool_use", assistant[1].(map[string]any)["type"])
+	assert.Equal(t, "tool_result", msgs[2].(map[string]any)["content"].([]any)[0].(map[string]any)["type"])
+}

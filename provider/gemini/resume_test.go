@@ -1,0 +1,124 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// The resume test re-executes the test binary as a child process,
+// selected by these environment variables, running TestResumeChild.
+const (
+	resumeDirEnv = "AGENTRT_GEMINI_RESUME_DIR"
+	resumeURLEnv = "AGENTRT_GEMINI_RESUME_URL"
+)
+
+// resumeAgent is the agent of both processes: Gemini with thoughts, a
+// weather tool, the session in a JSONL store, one turn per run so that
+// the parent stops after the tool call and the child makes the follow-up.
+func resumeAgent(client *genai.Client, store agentrt.SessionStore) *agentrt.Agent {
+	weather := agentrt.NewTool("weather", "Get weather information for a location",
+		func(_ context.Context, in struct {
+			Location string `json:"location" jsonschema:"description=the city"`
+		}) (string, error) {
+			return "40 C", nil
+		}, agentrt.ReadOnly())
+	p := New(client, "gemini-3-pro-preview", &Options{MaxRetries: -1, ExtraFields: map[string]any{
+		"generationConfig": map[string]any{"thinkingConfig": map[string]any{"includeThoughts": true, "thinkingLevel": "HIGH"}}}})
+	// Not streamed: the recorded pair of bodies is non-streaming.
+	plain := agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		r := *req
+		r.OnText = nil
+		return p.Generate(ctx, &r)
+	})
+	return &agentrt.Agent{
+		Instructions:  "You are a helpful assistant",
+		Tools:         []agentrt.Tool{weather},
+		Planner:       agentrt.ModelPlanner(plain),
+		Store:         store,
+		MaxTurns:      1,
+		NoFinalAnswer: true,
+	}
+}
+
+// TestResumeChild is the child process of TestResumeInNewProcess; it does
+// nothing in a normal run. It resumes the session in a new Provider and
+// lets the model answer the tool's result.
+func TestResumeChild(t *testing.T) {
+	dir := os.Getenv(resumeDirEnv)
+	if dir == "" {
+		t.Skip("only run as a child process")
+	}
+	store, err := agentrt.NewJSONLStore(dir, nil)
+	require.NoError(t, err)
+	defer store.Close()
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections() // no connection goroutine outlives the test (goleak)
+	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey: "test-key", Backend: genai.BackendGeminiAPI, HTTPClient: hc,
+		HTTPOptions: genai.HTTPOptions{BaseURL: os.Getenv(resumeURLEnv)},
+	})
+	require.NoError(t, err)
+	events, err := agenttest.Collect(resumeAgent(client, store).Run(context.Background(), "resume", ""))
+	require.NoError(t, err)
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
+	fmt.Println("child answer:", done.FinalText)
+}
+
+// A session with an image, a document and thinking goes through the JSONL
+// store into a new process, whose follow-up request sends the function
+// call back with the real thought signature recorded from the API (not
+// skip_thought_signature_validator), and the image and the document with
+// their bytes.
+func TestResumeInNewProcess(t *testing.T) {
+	t.Parallel()
+	srv := newReplayServer(t, ok(t, "thinking-tool-call.response.json"), ok(t, "thinking-tool-result-followup.response.json"))
+	dir := t.TempDir()
+	store, err := agentrt.NewJSONLStore(dir, nil)
+	require.NoError(t, err)
+	png := agenttest.PNG
+	pdf := []byte("%PDF-1.4 Florence")
+	events, err := agenttest.Collect(resumeAgent(newClient(t, srv, genai.BackendGeminiAPI, nil), store).RunParts(context.Background(), "resume",
+		"What's the weather in Florence, Italy?",
+		agentrt.ImageBlock("image/png", png), agentrt.DocumentBlock("notes.pdf", "application/pdf", pdf)))
+	require.NoError(t, err)
+	done, _ := agenttest.Done(events)
+	require.Equal(t, agentrt.StopMaxTurns, done.Reason)
+	require.NoError(t, store.Close())
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^TestResumeChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), resumeDirEnv+"="+dir, resumeURLEnv+"="+srv.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Run(), "child:\n%s", out.String())
+	assert.Contains(t, out.String(), "child answer: The current weather in Florence, Italy is 40°C")
+
+	reqs := srv.reqs()
+	require.Len(t, reqs, 2)
+	recorded := decode(t, fixture(t, "thinking-tool-call.response.json"))
+	sig := at(t, recorded, "candidates", 0, "content", "parts", 1, "thoughtSignature").(string)
+	follow := reqs[1].Body
+	jsonEq(t, `{"role":"user","parts":[{"text":"What's the weather in Florence, Italy?"},
+		{"inlineData":{"mimeType":"image/png","data":"`+base64.StdEncoding.EncodeToString(png)+`"}},
+		{"inlineData":{"mimeType":"application/pdf","data":"`+base64.StdEncoding.EncodeToString(pdf)+`"}}]}`, at(t, follow, "contents", 0))
+	jsonEq(t, `{"role":"model","parts":[{"functionCall":{"id":"v3yybtcf","name":"weather","args":{"location":"Florence, Italy"}},"thoughtSignature":"`+sig+`"}]}`,
+		at(t, follow, "contents", 1), "the real signature, from the first process")
+	assert.NotContains(t, string(reqs[1].Raw), base64.StdEncoding.EncodeToString(skipSignature))
+	jsonEq(t, `{"role":"user","parts":[{"functionResponse":{"id":"v3yybtcf","name":"weather","response":{"output":"40 C"}}}]}`, at(t, follow, "contents", 2))
+}
