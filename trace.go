@@ -489,6 +489,10 @@ func appendUsage(b []byte, u Usage) []byte {
 	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
 	b = append(b, `,"output_tokens":`...)
 	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	if u.ReasoningTokens != 0 {
+		b = append(b, `,"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.ReasoningTokens), 10)
+	}
 	if u.CacheReadTokens != 0 {
 		b = append(b, `,"cache_read_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.CacheReadTokens), 10)

@@ -157,6 +157,9 @@ func layoutRun(r *timeline.Run) pageRun {
 			if u.CacheReadTokens > 0 {
 				pt.Tokens += fmt.Sprintf(" · cached %d", u.CacheReadTokens)
 			}
+			if u.ReasoningTokens > 0 {
+				pt.Tokens += fmt.Sprintf(" · reasoning %d", u.ReasoningTokens)
+			}
 			pt.TokIn = template.CSS(fmt.Sprintf("width:%.1f%%", float64(u.InputTokens)/float64(maxTok)*100))
 			pt.Tok = template.CSS(fmt.Sprintf("width:%.1f%%", float64(u.OutputTokens)/float64(maxTok)*100))
 			if m.Messages > 0 {

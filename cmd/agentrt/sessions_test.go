@@ -92,7 +92,7 @@ var scenarios = []scenario{
 	{id: "success", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		p := agenttest.Script(
 			agenttest.CallTool("add", `{"a":2,"b":40}`).WithUsage(agentrt.Usage{InputTokens: 120, OutputTokens: 18}),
-			agenttest.StreamReply("2 + 40 ", "is 42.").WithUsage(agentrt.Usage{InputTokens: 160, OutputTokens: 9, CacheReadTokens: 100}),
+			agenttest.StreamReply("2 + 40 ", "is 42.").WithUsage(agentrt.Usage{InputTokens: 160, OutputTokens: 9, ReasoningTokens: 4, CacheReadTokens: 100}),
 		)
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: described{p}, Store: s}, id, "What is 2+40?")
 	}},

@@ -401,6 +401,9 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 		if m.Usage.CacheReadTokens > 0 {
 			parts = append(parts, sDim, fmt.Sprintf(" cached %d", m.Usage.CacheReadTokens))
 		}
+		if m.Usage.ReasoningTokens > 0 {
+			parts = append(parts, sDim, fmt.Sprintf(" reasoning %d", m.Usage.ReasoningTokens))
+		}
 		if m.Messages > 0 {
 			shown := fmt.Sprintf(" · shown %s ~%d tok", plural(m.Messages, "msg"), m.Tokens)
 			if m.CompactionUpTo >= 0 {
