@@ -350,8 +350,7 @@ func (s *Session) Turns() int {
 }
 
 // Resolve turns what a user names into a store directory and a session
-// id: a .jsonl file, or a directory and an id in it (as "dir/id", or as
-// dir with id given apart).
+// id: a .jsonl file ("dir/id.jsonl"), or an id in a directory ("dir/id").
 func Resolve(arg string) (dir, id string, err error) {
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
 		base := filepath.Base(arg)
