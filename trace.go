@@ -55,7 +55,6 @@ func spanOf(ctx context.Context) *spanIDs {
 type tracer struct {
 	off   bool // the store keeps no records
 	start time.Time
-	prov  ProviderInfo
 	span  *spanIDs // of the current planner call
 	// The current planner call.
 	open    bool
@@ -119,7 +118,7 @@ func (r *run) traceStart() {
 	t.start = time.Now()
 	_, t.syncs = r.p.store.(Syncer)
 	if d, ok := r.agent.Planner.(Describer); ok {
-		t.prov = d.Describe()
+		r.info.Provider = d.Describe() // the hooks' RunInfo has it too
 	}
 }
 
@@ -200,13 +199,13 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	b = t.appendTime(b, t.pstart)
 	b = append(b, `,"duration_ms":`...)
 	b = appendMS(b, d)
-	if t.prov.Name != "" {
+	if r.info.Provider.Name != "" {
 		b = append(b, `,"provider":`...)
-		b = appendJSONString(b, t.prov.Name)
+		b = appendJSONString(b, r.info.Provider.Name)
 	}
-	if t.prov.Model != "" {
+	if r.info.Provider.Model != "" {
 		b = append(b, `,"model":`...)
-		b = appendJSONString(b, t.prov.Model)
+		b = appendJSONString(b, r.info.Provider.Model)
 	}
 	if t.ttft > 0 {
 		b = append(b, `,"ttft_ms":`...)
