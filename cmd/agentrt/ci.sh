@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# ci.sh: checks and tests of the agentrt command (cmd/agentrt, its own
-# module, so that chromedp, which only its browser test uses, never enters
-# the root module's graph).
+# ci.sh: the browser test of the agentrt command's HTML timeline. The
+# command is in the root module (so `go install
+# github.com/agentrt/agentrt/cmd/agentrt@latest` needs nothing else), and
+# its other tests run with the root's; the browser test is the module
+# cmd/agentrt/browsertest, so that chromedp never enters the root's graph.
 #
 # It installs Debian's chromium with apt-get if no browser is found, then
 # runs gofmt, go vet, staticcheck and go test -race with CI=true, so that
@@ -13,7 +15,7 @@
 #   AGENTRT_ARTIFACTS           directory for test artifacts (screenshot)
 #   AGENTRT_UPDATE_SCREENSHOT=1 also rewrite testdata/screenshot.png
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/browsertest"
 
 step() { printf '\n== cmd/agentrt: %s\n' "$*"; }
 
@@ -39,5 +41,5 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 step "go test -race ./...   (the browser test runs: CI is set)"
 CI=true go test -race -count=1 ./...
 
-step "go build (go install github.com/agentrt/agentrt/cmd/agentrt@latest builds this)"
-go build -o /dev/null .
+step "go build of the command, with the workspace off (as go install builds it)"
+(cd ../../.. && GOWORK=off go build -o /dev/null ./cmd/agentrt)

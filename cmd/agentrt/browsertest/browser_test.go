@@ -1,8 +1,14 @@
-package main
+// Package browsertest opens the pages of `agentrt html` in a real
+// headless Chromium (Debian's chromium, driven with chromedp). It is a
+// module of its own so that chromedp never enters the graph of the root
+// module, which holds the command: `go install
+// github.com/agentrt/agentrt/cmd/agentrt@latest` needs only the root.
+package browsertest
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,8 +21,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentrt/agentrt/timeline"
 )
 
 // chromium finds the browser, or skips the test when CI is unset (with CI
@@ -84,29 +88,38 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// writePage renders the session's HTML page into dir.
-func writePage(t *testing.T, dir, id string) (string, *timeline.Session) {
-	t.Helper()
-	s, err := timeline.Load(context.Background(), dir, id)
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, renderHTML(&buf, s))
-	page := filepath.Join(t.TempDir(), id+".html")
-	require.NoError(t, os.WriteFile(page, buf.Bytes(), 0o644))
-	return page, s
+// browserPage is what cmd/agentrt's TestWriteBrowserPages writes to
+// manifest.json: a page and what it must show.
+type browserPage struct {
+	ID       string `json:"id"`
+	Page     string `json:"page"`
+	Layer    string `json:"layer"`
+	Open     string `json:"open"`
+	Input    string `json:"input"`
+	Result   string `json:"result"`
+	Decision string `json:"decision"`
+	Turns    int    `json:"turns"`
+	Models   int    `json:"models"`
+	Tools    int    `json:"tools"`
 }
 
-func countCalls(s *timeline.Session) (turns, models, tools int) {
-	for _, r := range s.Runs {
-		for _, tu := range r.Turns {
-			turns++
-			if tu.Model != nil {
-				models++
-			}
-			tools += len(tu.Calls)
-		}
-	}
-	return
+// writePages records the test sessions and renders their pages, by
+// running cmd/agentrt's TestWriteBrowserPages (the command's own code, in
+// its own package), and returns what each page must show.
+func writePages(t *testing.T) []browserPage {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestWriteBrowserPages$", "github.com/agentrt/agentrt/cmd/agentrt")
+	cmd.Dir = filepath.Join("..", "..", "..") // the root module, which holds the command
+	cmd.Env = append(os.Environ(), "AGENTRT_BROWSER_PAGES="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	require.NoError(t, err, "%s", out)
+	var pages []browserPage
+	require.NoError(t, json.Unmarshal(data, &pages))
+	require.Len(t, pages, 5)
+	return pages
 }
 
 // TestHTMLInBrowser opens generated pages from disk in a real browser with
@@ -115,37 +128,22 @@ func countCalls(s *timeline.Session) (turns, models, tools int) {
 // decision. It saves a screenshot of the showcase session.
 func TestHTMLInBrowser(t *testing.T) {
 	ctx, requests := browser(t)
-	dir, _ := recordAll(t)
-	showcaseDir := t.TempDir()
-	recordShowcase(t, showcaseDir)
-
-	for _, tc := range []struct {
-		dir, id, layer string
-		open           string // the tool_use id of the call to expand
-		input, result  string
-		decision       string
-	}{
-		{dir: dir, id: "denial", layer: "permission", open: "call_2", input: `"path": "old.go"`, result: "permission denied", decision: "denied by policy"},
-		{dir: dir, id: "provider-failure", layer: "provider", open: "call_1", input: `"a": 2`, result: "4"},
-		{dir: dir, id: "crash", layer: "crash", open: "call_1", input: `"env": "prod"`, result: "interrupted"},
-		{dir: dir, id: "hook-block", layer: "hook", open: "call_1", input: "example.com", result: "no network access", decision: "denied by hook"},
-		{dir: showcaseDir, id: "showcase", layer: "tool", open: "call_3", input: `"path": "main_test.go"`, result: "FAIL"},
-	} {
-		t.Run(tc.id, func(t *testing.T) {
-			page, s := writePage(t, tc.dir, tc.id)
-			turns, models, tools := countCalls(s)
+	for _, tc := range writePages(t) {
+		t.Run(tc.ID, func(t *testing.T) {
+			page, turns, models, tools := tc.Page, tc.Turns, tc.Models, tc.Tools
+			require.NotZero(t, turns)
 			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitReady(chromedp.CSS("#verdict"))))
 			require.Equal(t, turns, eval[int](t, ctx, `document.querySelectorAll(".turn").length`), "turns")
 			require.Equal(t, models, eval[int](t, ctx, `document.querySelectorAll("details.call[data-kind=model]").length`), "model calls")
 			require.Equal(t, tools, eval[int](t, ctx, `document.querySelectorAll("details.call[data-kind=tool]").length`), "tool calls")
 			require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("[src],[href],link,img,iframe,object,embed").length`), "the page refers to nothing outside itself")
-			require.Equal(t, tc.layer, eval[string](t, ctx, `document.querySelector("#verdict").dataset.layer`), "the failing layer on top")
+			require.Equal(t, tc.Layer, eval[string](t, ctx, `document.querySelector("#verdict").dataset.layer`), "the failing layer on top")
 			badges := eval[string](t, ctx, `Array.from(document.querySelectorAll(".badge.layer")).map(b => b.dataset.layer).join(",")`)
-			require.Contains(t, strings.Split(badges, ","), tc.layer, "a call or model call is marked with the failing layer")
+			require.Contains(t, strings.Split(badges, ","), tc.Layer, "a call or model call is marked with the failing layer")
 
 			// Expand the call by clicking it: its input, result and decision
 			// become visible.
-			sel := fmt.Sprintf(`details.call[data-id=%q]`, tc.open)
+			sel := fmt.Sprintf(`details.call[data-id=%q]`, tc.Open)
 			visible := fmt.Sprintf(`document.querySelector(%q).querySelector("pre.input").checkVisibility()`, sel)
 			require.False(t, eval[bool](t, ctx, visible), "collapsed at first")
 			require.NoError(t, chromedp.Do(ctx,
@@ -160,12 +158,12 @@ func TestHTMLInBrowser(t *testing.T) {
 			require.NoError(t, err)
 			decision, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel+" .decision")))
 			require.NoError(t, err)
-			require.Contains(t, input, tc.input)
-			require.Contains(t, result, tc.result)
-			if tc.decision != "" {
-				require.Contains(t, decision, tc.decision)
+			require.Contains(t, input, tc.Input)
+			require.Contains(t, result, tc.Result)
+			if tc.Decision != "" {
+				require.Contains(t, decision, tc.Decision)
 			}
-			if tc.id == "showcase" {
+			if tc.ID == "showcase" {
 				saveScreenshot(t, ctx)
 			}
 		})
@@ -193,6 +191,6 @@ func saveScreenshot(t *testing.T, ctx context.Context) {
 	require.NoError(t, os.WriteFile(path, png, 0o644))
 	t.Logf("screenshot: %s", path)
 	if os.Getenv("AGENTRT_UPDATE_SCREENSHOT") != "" {
-		require.NoError(t, os.WriteFile(filepath.Join("testdata", "screenshot.png"), png, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join("..", "testdata", "screenshot.png"), png, 0o644))
 	}
 }
