@@ -243,3 +243,31 @@ func ExampleParseOutput() {
 	// Paris 18.5
 	// true
 }
+
+// A tracer of your own (agentotel does this for OpenTelemetry) hands the
+// runtime its span ids; the session's trace records then carry them, so
+// that a line of the session leads to its span.
+func ExampleWithTraceSpan() {
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{
+		Tools:   []agentrt.Tool{agentrt.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "12:00", nil }, agentrt.ReadOnly())},
+		Planner: agenttest.Script(agenttest.CallTool("now", `{}`), agenttest.Reply("It is noon.")),
+		Store:   store,
+		Hooks: []agentrt.Hooks{{
+			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+				return agentrt.WithTraceSpan(ctx, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"), nil
+			},
+		}},
+	}
+	if _, err := agenttest.Collect(ag.Run(context.Background(), "s1", "What time is it?")); err != nil {
+		panic(err)
+	}
+	recs, _ := store.LoadRecords(context.Background(), "s1")
+	for _, rec := range recs {
+		if rec.Kind == agentrt.RecordTurn && strings.Contains(string(rec.Data), `"span_id":"00f067aa0ba902b7"`) {
+			fmt.Println("the tool call's trace record names its span")
+		}
+	}
+	// Output:
+	// the tool call's trace record names its span
+}
