@@ -13,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -274,7 +275,7 @@ func (r *Runtime) Resume(ctx context.Context, sessionID string, approvals ...App
 		notPending := func(why string) {
 			yield(nil, fmt.Errorf("agentrt/temporal: resume %q: %w: %s", id, agentrt.ErrNotPending, why))
 		}
-		v, err := r.Client.QueryWorkflow(ctx, id, "", QueryEvents, math.MaxInt32)
+		v, err := r.queryEvents(ctx, id)
 		if err != nil {
 			var nf *serviceerror.NotFound
 			if errors.As(err, &nf) {
@@ -324,9 +325,11 @@ type stream struct {
 	detached bool // ended at a StopPending Done, the workflow waiting
 }
 
-func (s *stream) interval() time.Duration {
-	if s.r.PollInterval > 0 {
-		return s.r.PollInterval
+func (s *stream) interval() time.Duration { return s.r.pollInterval() }
+
+func (r *Runtime) pollInterval() time.Duration {
+	if r.PollInterval > 0 {
+		return r.PollInterval
 	}
 	return 200 * time.Millisecond
 }
@@ -394,6 +397,37 @@ func (s *stream) endedWithoutDone(ctx context.Context) {
 		return
 	}
 	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), err))
+}
+
+// queryEvents queries a run's events for Resume. A query that times out
+// or finds no worker (right after a worker restart, the query waits on
+// the old worker's sticky queue until the server gives up on it) is tried
+// again, every PollInterval, until ctx ends; other errors are returned at
+// once.
+func (r *Runtime) queryEvents(ctx context.Context, id string) (converter.EncodedValue, error) {
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		v, err := r.Client.QueryWorkflow(qctx, id, "", QueryEvents, math.MaxInt32)
+		cancel()
+		if err == nil || ctx.Err() != nil || !transientQueryError(err) {
+			return v, err
+		}
+		t := time.NewTimer(r.pollInterval())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
+}
+
+// transientQueryError reports whether a failed query may succeed when
+// tried again: it timed out, or no worker could answer it yet.
+func transientQueryError(err error) bool {
+	var dl *serviceerror.DeadlineExceeded
+	var un *serviceerror.Unavailable
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &dl) || errors.As(err, &un)
 }
 
 // poll queries the events once, yields the new ones and asks about new
