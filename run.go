@@ -68,7 +68,6 @@ type run struct {
 	turnCtx    context.Context // the current turn's (hooks may extend it)
 	sessionID  string
 	yield      func(Event, error) bool
-	stopped    bool // the consumer broke out of the loop
 	w          worker
 
 	// Requests handed to user code come from here, each used once, so a
@@ -87,6 +86,7 @@ type run struct {
 	pl  planJob
 
 	info      RunInfo
+	stopped   bool        // the consumer broke out of the loop
 	started   bool        // run-start hooks were called
 	turnOpen  bool        // turn-start hooks were called, turn-end not yet
 	compact   *Compaction // the session's last compaction

@@ -53,11 +53,9 @@ func spanOf(ctx context.Context) *spanIDs {
 
 // tracer is the trace state of one run.
 type tracer struct {
-	off   bool // the store keeps no records
 	start time.Time
 	span  *spanIDs // of the current planner call
 	// The current planner call.
-	open    bool
 	pstart  time.Time
 	ttft    time.Duration
 	retries []byte // encoded retries, "" when none
@@ -68,14 +66,16 @@ type tracer struct {
 	// history itself: messages counted and their tokens.
 	estN, est int
 	buf       []byte // the record of the turn in progress, at the arena's free tail
-	pending   bool   // buf holds a turn's record, not yet written
 	calls     int    // tool calls in it
-	split     bool   // its model call was written apart
-	syncs     bool   // the store is a Syncer
 	minute    int64  // the Unix minute of prefix
 	prefix    []byte
-	prefixBuf [20]byte
 	arena     []byte // the records' data, handed to the store
+	prefixBuf [20]byte
+	off       bool // the store keeps no records
+	open      bool // a planner call is in progress
+	pending   bool // buf holds a turn's record, not yet written
+	split     bool // its model call was written apart
+	syncs     bool // the store is a Syncer
 }
 
 // begin returns an empty buffer at the arena's free tail, where a record
