@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // Dispatch: each tool_use of a turn is announced (ToolCall), decided
@@ -489,6 +491,6 @@ func truncateOutput(content string, max int) (_ string, ok bool) {
 	if max < 0 || len(content) <= max {
 		return content, false
 	}
-	cut := cutUTF8(content, max)
+	cut := textcut.Prefix(content, max)
 	return cut + fmt.Sprintf("\n[agentrt: output truncated: showing the first %d of %d bytes]", len(cut), len(content)), true
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // loop is the turn logic of one run, the same on every runtime: it gives
@@ -188,7 +190,7 @@ func (l *loop) repairCalls(m *Message) {
 			own()
 			b := &m.Blocks[c.index]
 			if c.note == "" {
-				c.note = fmt.Sprintf("tool %q: input is not valid JSON: %s; send the input as one JSON object", c.use.Name, truncate(string(b.Input), 200))
+				c.note = fmt.Sprintf("tool %q: input is not valid JSON: %s; send the input as one JSON object", c.use.Name, textcut.Ellipsis(string(b.Input), 200))
 			}
 			// Kept as a JSON string so that the session stays valid JSON.
 			q, _ := json.Marshal(string(b.Input))

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/agentrt/agentrt/internal/jsonextract"
+	"github.com/agentrt/agentrt/internal/textcut"
 	"github.com/invopop/jsonschema"
 )
 
@@ -19,7 +20,7 @@ type OutputError struct {
 }
 
 func (e *OutputError) Error() string {
-	return fmt.Sprintf("agentrt: the final answer does not match the expected output: %v (answer: %q)", e.Err, truncate(e.Raw, 300))
+	return fmt.Sprintf("agentrt: the final answer does not match the expected output: %v (answer: %q)", e.Err, textcut.Ellipsis(e.Raw, 300))
 }
 
 func (e *OutputError) Unwrap() error { return e.Err }

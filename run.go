@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // runOptions are what RunTyped and agent tools change about a run.
@@ -381,7 +383,7 @@ func (r *run) appendResult(c *call) error {
 		return err
 	}
 	c.full = ""
-	c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q: its result could not be stored in the session (%d bytes): %v", c.use.Name, len(c.result.Content), truncate(err.Error(), 300)), true)
+	c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q: its result could not be stored in the session (%d bytes): %v", c.use.Name, len(c.result.Content), textcut.Ellipsis(err.Error(), 300)), true)
 	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 	return r.append(c.result)
 }
@@ -434,25 +436,4 @@ func (r *run) loadCompaction() error {
 		}
 	}
 	return nil
-}
-
-// truncate shortens s to at most n bytes, without splitting a rune, and
-// marks the cut with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return cutUTF8(s, n) + "…"
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that does
-// not end inside a UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentrt/agentrt/internal/jsonextract"
 	"github.com/invopop/jsonschema"
 )
 
@@ -807,7 +808,7 @@ func (n *schemaNode) normalize(raw []byte, check bool) ([]byte, error) {
 		return nil, errors.New("input is null; expected a JSON object")
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return nil, fmt.Errorf("input must be a JSON object, got %s", jsonKind(v))
+		return nil, fmt.Errorf("input must be a JSON object, got %s", jsonextract.Kind(v))
 	}
 	var out bytes.Buffer
 	dec = json.NewDecoder(bytes.NewReader(raw))
@@ -985,23 +986,6 @@ func joinPath(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case json.Number, float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	default:
-		return "an object"
-	}
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields and

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // LogHooks returns hooks that log to logger, made with log/slog: one
@@ -64,7 +66,7 @@ func logPlan(ctx context.Context, logger *slog.Logger, req *ModelRequest, resp *
 	if logger.Enabled(ctx, slog.LevelDebug) {
 		logger.LogAttrs(ctx, slog.LevelDebug, "agentrt: planner answer",
 			slog.String("session", req.SessionID), slog.Int("turn", req.Turn),
-			slog.String("content", truncate(resp.Message.String(), 2000)))
+			slog.String("content", textcut.Ellipsis(resp.Message.String(), 2000)))
 	}
 }
 
@@ -89,8 +91,8 @@ func logTool(ctx context.Context, logger *slog.Logger, call *ToolInvocation, out
 	if logger.Enabled(ctx, slog.LevelDebug) {
 		logger.LogAttrs(ctx, slog.LevelDebug, "agentrt: tool call content",
 			slog.String("session", call.SessionID), slog.String("tool_use_id", call.ToolUseID),
-			slog.String("input", truncate(string(call.RawInput), 2000)),
-			slog.String("output", truncate(out.Content, 2000)))
+			slog.String("input", textcut.Ellipsis(string(call.RawInput), 2000)),
+			slog.String("output", textcut.Ellipsis(out.Content, 2000)))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // Trace records: how long each planner and tool call took, how it ended,
@@ -176,7 +178,7 @@ func (r *run) traceRetry(attempt int, err error, wait time.Duration) {
 	t.retries = append(t.retries, `{"attempt":`...)
 	t.retries = strconv.AppendInt(t.retries, int64(attempt), 10)
 	t.retries = append(t.retries, `,"error":`...)
-	t.retries = appendJSONString(t.retries, truncate(err.Error(), 1000))
+	t.retries = appendJSONString(t.retries, textcut.Ellipsis(err.Error(), 1000))
 	t.retries = append(t.retries, `,"layer":"`...)
 	t.retries = append(t.retries, layerOf(err)...)
 	t.retries = append(t.retries, `","wait_ms":`...)
@@ -348,10 +350,10 @@ func (r *run) traceRun(o *outcome, done *Done) {
 	}
 	if o.err != nil {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, truncate(o.err.Error(), 2000))
+		b = appendJSONString(b, textcut.Ellipsis(o.err.Error(), 2000))
 	} else if done.Detail != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, truncate(done.Detail, 2000))
+		b = appendJSONString(b, textcut.Ellipsis(done.Detail, 2000))
 	}
 	b = appendSpan(b, spanOf(r.ctx))
 	if t.closeTurn() {
@@ -508,7 +510,7 @@ func appendFailure(b []byte, err error, layer Layer) []byte {
 		return b
 	}
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, truncate(err.Error(), 2000))
+	b = appendJSONString(b, textcut.Ellipsis(err.Error(), 2000))
 	if layer != LayerNone {
 		b = append(b, `,"layer":"`...)
 		b = append(b, layer...)

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/internal/jsonextract"
 	"slices"
 	"strconv"
 	"strings"
 	"text/template"
-	"unicode/utf8"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/jsonextract"
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // ErrUnparsableDecision is returned, wrapped, by the Plan method of a
@@ -197,7 +198,7 @@ func (jp *jsonPlanner) Plan(ctx context.Context, req *agentrt.ModelRequest) (*ag
 		return decisionResponse(req, h, d, resp, usage), nil
 	}
 	return nil, fmt.Errorf("%w (%d attempts): %s; last answer: %q",
-		ErrUnparsableDecision, jp.retries+1, problem, truncate(raw, 300))
+		ErrUnparsableDecision, jp.retries+1, problem, textcut.Ellipsis(raw, 300))
 }
 
 // appendJSONCorrection appends to msgs the answer that could not be
@@ -477,7 +478,7 @@ func checkJSONCall(rawName, rawArgs json.RawMessage, specs []agentrt.ToolSpec, t
 	if args[0] != '{' {
 		var v any
 		_ = json.Unmarshal(args, &v)
-		return c, fmt.Sprintf(`"arguments" of tool %q must be a JSON object, not %s`, c.name, jsonKind(v))
+		return c, fmt.Sprintf(`"arguments" of tool %q must be a JSON object, not %s`, c.name, jsonextract.Kind(v))
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, args); err != nil {
@@ -617,32 +618,3 @@ func marshalJSONValue(v any) json.RawMessage {
 
 // emptyObject is the input of a call given without arguments.
 var emptyObject = json.RawMessage(`{}`)
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// jsonKind names the JSON type of a decoded value, for error messages.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case json.Number, float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	default:
-		return "an object"
-	}
-}

@@ -231,3 +231,22 @@ func jsonSyntaxError(b []byte) error {
 	}
 	return errors.New("invalid JSON")
 }
+
+// Kind names the JSON type of a value decoded into an any ("a string",
+// "an array", ...), for error messages a model can act on.
+func Kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
