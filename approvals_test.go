@@ -451,3 +451,33 @@ func TestDurableDecidePending(t *testing.T) {
 	assert.Contains(t, denied.Content, "cannot ask")
 	assert.Empty(t, n.paths())
 }
+
+// TestAskOnWriteAlwaysWithoutRecords: a store that keeps no records keeps
+// no rules, so an "always" holds for the rest of its run only, as
+// Decision.Always says; the next run asks again.
+func TestAskOnWriteAlwaysWithoutRecords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var n notes
+	store := struct{ agentrt.SessionStore }{agentrt.NewMemoryStore()} // hides the record methods
+	asked := 0
+	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		asked++
+		return agentrt.Decision{Allow: true, Always: true}, nil
+	})
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Permission: ask, Store: store,
+		Planner: agenttest.Script(
+			agenttest.CallTool("write_note", `{"path":"a"}`),
+			agenttest.CallTool("write_note", `{"path":"b"}`),
+			agenttest.Reply("ok"))}
+	_, done := collect(t, ag.Run(ctx, "s", "a"))
+	require.Equal(t, agentrt.StopComplete, done.Reason)
+	assert.Equal(t, 1, asked, "the rest of the run remembers")
+
+	ag = &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Permission: ask, Store: store,
+		Planner: agenttest.Script(agenttest.CallTool("write_note", `{"path":"c"}`), agenttest.Reply("ok"))}
+	_, done = collect(t, ag.Run(ctx, "s", "c"))
+	require.Equal(t, agentrt.StopComplete, done.Reason)
+	assert.Equal(t, 2, asked, "a later run asks again: nothing was recorded")
+	assert.Equal(t, []string{"a", "b", "c"}, n.paths())
+}

@@ -58,7 +58,9 @@ type Decision struct {
 	// passes it to the checker as PermissionRequest.Remembered
 	// ([AskOnWrite] answers with it instead of asking). The rule is
 	// recorded in the session's permission record, so it holds on every
-	// later run of the session, in any process.
+	// later run of the session, in any process. A store that keeps no
+	// records (no [RecordAppender] and [RecordLoader]) keeps no rules: the
+	// decision then holds for the rest of the run only.
 	Always bool
 	// AnyTool widens an Always rule to every tool.
 	AnyTool bool
@@ -141,7 +143,8 @@ func (allowAll) Check(context.Context, *PermissionRequest) (Decision, error) {
 // decision; a Source left empty is reported as "user". An allowing
 // decision with Always set is remembered by the runtime for the rest of
 // the session, in the session itself, so a later run of the session, in
-// this process or another, does not ask again.
+// this process or another, does not ask again (with a store that keeps
+// records; otherwise for the rest of the run: see [Decision.Always]).
 //
 // The checker is safe for concurrent use if ask is.
 func AskOnWrite(ask PermissionFunc) PermissionChecker {
