@@ -55,6 +55,7 @@ func spanOf(ctx context.Context) *spanIDs {
 
 // tracer is the trace state of one run.
 type tracer struct {
+	ra    RecordAppender // the store; nil when it keeps no records
 	start time.Time
 	span  *spanIDs // of the current planner call
 	// The current planner call.
@@ -113,10 +114,12 @@ func (t *tracer) keep(data []byte) []byte {
 // traceStart begins the run's trace.
 func (r *run) traceStart() {
 	t := &r.tr
-	if _, ok := r.p.store.(RecordAppender); !ok {
+	ra, ok := r.p.store.(RecordAppender)
+	if !ok {
 		t.off = true
 		return
 	}
+	t.ra = ra
 	t.start = time.Now()
 	_, t.syncs = r.p.store.(Syncer)
 	if d, ok := r.agent.Planner.(Describer); ok {
@@ -369,8 +372,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // next message append, which stops the run).
 // data is copied: the store keeps the copy.
 func (r *run) appendTrace(kind string, data []byte) {
-	ra := r.p.store.(RecordAppender) // traceStart checked
-	_ = ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
+	_ = r.tr.ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
 }
 
 // Tool call outcomes, in the "outcome" of a RecordToolCall record.
