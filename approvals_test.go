@@ -88,7 +88,7 @@ func pendingIDs(d agentrt.Done) []string {
 	return ids
 }
 
-func records(t *testing.T, store agentrt.SessionStore, id, kind string) []map[string]any {
+func records(t *testing.T, store agentrt.SessionStore, id string, kind agentrt.RecordKind) []map[string]any {
 	t.Helper()
 	recs, err := store.(agentrt.RecordLoader).LoadRecords(context.Background(), id)
 	require.NoError(t, err)

@@ -66,9 +66,6 @@ type Compaction struct {
 	Summary string `json:"summary"`
 }
 
-// RecordCompaction is the record kind of a [Compaction].
-const RecordCompaction = "compaction"
-
 // EstimateTokens is the default token estimate: about four bytes of text
 // per token (the usual rule of thumb for English and code with BPE
 // tokenizers), plus a few tokens of overhead per message and block. It

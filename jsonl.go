@@ -262,7 +262,7 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	if err != nil {
 		return wrapf(err, "JSONLStore.Append")
 	}
-	return s.appendLine(ctx, sessionID, JSONLKindMessage, body)
+	return s.appendLine(ctx, sessionID, RecordMessage, body)
 }
 
 // AppendRecord writes rec as one line of kind rec.Kind; see
@@ -273,7 +273,7 @@ func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Rec
 		return err
 	}
 	switch rec.Kind {
-	case "", JSONLKindHeader, JSONLKindMessage:
+	case "", RecordHeader, RecordMessage:
 		return fmt.Errorf("agentrt: JSONLStore.AppendRecord: invalid record kind %q", rec.Kind)
 	}
 	body := []byte("null")
@@ -286,7 +286,7 @@ func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Rec
 	return s.appendLine(ctx, sessionID, rec.Kind, body)
 }
 
-func (s *JSONLStore) appendLine(ctx context.Context, id, kind string, body []byte) error {
+func (s *JSONLStore) appendLine(ctx context.Context, id string, kind RecordKind, body []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -494,7 +494,7 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 		problem, perr := s.readLineAt(f, start, cut-1, &l)
 		switch {
 		case problem == lineOK:
-			if l.Kind == JSONLKindHeader {
+			if l.Kind == RecordHeader {
 				return cut, 1, nil
 			}
 			return cut, l.Seq + 1, nil
@@ -624,7 +624,7 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 	}
 	msgs := []Message{}
 	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *jsonlLine) error {
-		if l.Kind == JSONLKindMessage {
+		if l.Kind == RecordMessage {
 			msgs = append(msgs, *l.Message)
 		}
 		return nil
@@ -695,7 +695,7 @@ func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Recor
 		if err != nil {
 			return nil, err
 		}
-		if r.Kind != JSONLKindHeader && r.Kind != JSONLKindMessage {
+		if r.Kind != RecordHeader && r.Kind != RecordMessage {
 			recs = append(recs, Record{Kind: r.Kind, Data: r.Data})
 		}
 	}

@@ -192,7 +192,7 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 	var perm json.RawMessage
 	for r, err := range s.Records(ctx, "audit") {
 		require.NoError(t, err)
-		k := r.Kind
+		k := string(r.Kind)
 		if r.Message != nil {
 			k = string(r.Message.Role)
 		}

@@ -22,13 +22,6 @@ import (
 // (new record kinds, new fields) do not change the version.
 const JSONLVersion = 1
 
-// Record kinds of the JSONL format that are not [Record] kinds: every file
-// starts with one header line, and every message is a message line.
-const (
-	JSONLKindHeader  = "header"
-	JSONLKindMessage = "message"
-)
-
 // errNoNewline is the Err of a TruncatedTailError for a last line that
 // does not end in '\n': a write that was cut short.
 var errNoNewline = errors.New("the line does not end in a newline: a write was cut short")
@@ -116,7 +109,7 @@ type JSONLRecord struct {
 	Offset int64
 	// Kind is "header", "message", or the kind of another record
 	// ("permission", "usage", or one this version does not know).
-	Kind string
+	Kind RecordKind
 	// Seq numbers the records after the header from 1; 0 for the header.
 	Seq int64
 	// Time is the record's "ts" (the header's "created"); zero if absent
@@ -135,7 +128,7 @@ type JSONLRecord struct {
 
 // jsonlLine is the union of every line's fields, for decoding.
 type jsonlLine struct {
-	Kind    string          `json:"kind"`
+	Kind    RecordKind      `json:"kind"`
 	Seq     int64           `json:"seq"`
 	TS      string          `json:"ts"`
 	Message *Message        `json:"message"`
@@ -177,7 +170,7 @@ func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
 		return lineInvalid, fmt.Errorf("not a record: %w", err)
 	}
 	switch {
-	case first && l.Kind != JSONLKindHeader:
+	case first && l.Kind != RecordHeader:
 		return lineInvalid, fmt.Errorf("the first line is not a header (kind %q)", l.Kind)
 	case first && l.Version != JSONLVersion:
 		return lineInvalid, fmt.Errorf("%w %d (this reader knows version %d)", ErrJSONLVersion, l.Version, JSONLVersion)
@@ -185,11 +178,11 @@ func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
 		return lineOK, nil
 	case l.Kind == "":
 		return lineInvalid, errors.New("a record without a kind")
-	case l.Kind == JSONLKindHeader:
+	case l.Kind == RecordHeader:
 		return lineInvalid, errors.New("a second header")
 	case l.Seq < 1:
 		return lineInvalid, fmt.Errorf("a %q record without a positive seq", l.Kind)
-	case l.Kind == JSONLKindMessage && (l.Message == nil || l.Message.Role == ""):
+	case l.Kind == RecordMessage && (l.Message == nil || l.Message.Role == ""):
 		return lineInvalid, errors.New(`a message record without a message or without its "role"`)
 	}
 	return lineOK, nil
@@ -202,14 +195,14 @@ func (l *jsonlLine) record(line int, off int64, raw []byte) JSONLRecord {
 		Raw: bytes.Clone(raw),
 	}
 	switch l.Kind {
-	case JSONLKindHeader:
+	case RecordHeader:
 		h := &JSONLHeader{
 			Version: l.Version, SessionID: l.SessionID,
 			Metadata: l.Metadata, ForkedFrom: l.ForkedFrom,
 		}
 		h.Created, _ = time.Parse(time.RFC3339Nano, l.Created)
 		r.Header, r.Time = h, h.Created
-	case JSONLKindMessage:
+	case RecordMessage:
 		m := *l.Message
 		r.Message = &m
 	default:
@@ -250,14 +243,14 @@ func appendHeaderLine(buf []byte, h *JSONLHeader) ([]byte, error) {
 
 // appendRecordLine appends one record line, newline included: body is the
 // compact JSON of the message (kind "message") or of the data.
-func appendRecordLine(buf []byte, kind string, seq int64, ts time.Time, body []byte) []byte {
+func appendRecordLine(buf []byte, kind RecordKind, seq int64, ts time.Time, body []byte) []byte {
 	buf = append(buf, `{"kind":`...)
-	buf = strconv.AppendQuote(buf, kind)
+	buf = strconv.AppendQuote(buf, string(kind))
 	buf = append(buf, `,"seq":`...)
 	buf = strconv.AppendInt(buf, seq, 10)
 	buf = append(buf, `,"ts":"`...)
 	buf = ts.UTC().AppendFormat(buf, time.RFC3339Nano)
-	if kind == JSONLKindMessage {
+	if kind == RecordMessage {
 		buf = append(buf, `","message":`...)
 	} else {
 		buf = append(buf, `","data":`...)

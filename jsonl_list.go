@@ -253,13 +253,13 @@ func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() [
 	default:
 		// Not written by this store: decode its kind.
 		var k struct {
-			Kind string `json:"kind"`
+			Kind RecordKind `json:"kind"`
 		}
 		if err := json.Unmarshal(read(), &k); err != nil && !e.corrupt {
 			e.corrupt = true
 			s.warn(&CorruptLineError{File: s.path(id), Line: e.lines, Offset: start, Err: fmt.Errorf("List cannot read this line: %w", err)})
 		}
-		isMsg = k.Kind == JSONLKindMessage
+		isMsg = k.Kind == RecordMessage
 	}
 	if !isMsg {
 		return

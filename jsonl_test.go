@@ -462,8 +462,8 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 	assert.Equal(t, lines[1:], forked[1:])
 
 	// Records refused.
-	for _, kind := range []string{"", "header", "message"} {
-		assert.Error(t, s.AppendRecord(ctx, "s", agentrt.Record{Kind: kind, Data: json.RawMessage(`{}`)}), kind)
+	for _, kind := range []agentrt.RecordKind{"", "header", "message"} {
+		assert.Error(t, s.AppendRecord(ctx, "s", agentrt.Record{Kind: kind, Data: json.RawMessage(`{}`)}), string(kind))
 	}
 	assert.Error(t, s.AppendRecord(ctx, "s", agentrt.Record{Kind: "usage", Data: json.RawMessage(`{bad`)}))
 	assert.Error(t, s.Append(ctx, "s", agentrt.Message{Content: "no role"}))

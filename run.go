@@ -388,7 +388,7 @@ func (r *run) appendResult(c *call) error {
 	return r.append(c.result)
 }
 
-func (r *run) record(kind string, v any) error {
+func (r *run) record(kind RecordKind, v any) error {
 	ra, ok := r.p.store.(RecordAppender)
 	if !ok {
 		return nil

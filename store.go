@@ -64,22 +64,54 @@ type Locker interface {
 // A record whose Kind a reader does not know is kept and ignored. A store
 // may keep Data as given, so it must not be modified after AppendRecord.
 type Record struct {
-	Kind string          `json:"kind"`
+	Kind RecordKind      `json:"kind"`
 	Data json.RawMessage `json:"data"`
 }
 
-// Record kinds written by the runtime.
+// RecordKind names the kind of a session entry: the "kind" field of a line
+// of the JSONL format (docs/jsonl-format.md documents each body). A
+// store keeps kinds it does not know as they are.
+type RecordKind string
+
+// The kinds the runtime writes. RecordHeader and RecordMessage are the
+// kinds of the JSONL format's header line and message lines ([JSONLRecord]);
+// the others are [Record] kinds.
 const (
+	// RecordHeader is the first line of a JSONL session file.
+	RecordHeader RecordKind = "header"
+	// RecordMessage is a message line of a JSONL session file.
+	RecordMessage RecordKind = "message"
 	// RecordPermission is a permission decision: {"tool_use_id", "tool",
 	// "allow", "reason", "source", "input" (when rewritten)}. Every
 	// decision is recorded except a policy allowing a read-only tool.
-	RecordPermission = "permission"
+	RecordPermission RecordKind = "permission"
 	// RecordUsage is the usage of one planner call: {"turn", "usage"}.
-	RecordUsage = "usage"
+	RecordUsage RecordKind = "usage"
 	// RecordPending lists the calls of a run that stopped with
 	// StopPending: {"turn", "calls": [{"tool_use_id", "tool", "input"
-	// (decoded), "pending" or "decision"}]}; see docs/jsonl-format.md.
-	RecordPending = "pending"
+	// (decoded), "pending" or "decision"}]}.
+	RecordPending RecordKind = "pending"
+	// RecordCompaction is a [Compaction] made by the Compressor.
+	RecordCompaction RecordKind = "compaction"
+	// RecordSubAgent links a parent session to the child session of an
+	// agent tool call: {"tool_use_id", "agent", "session_id"}.
+	RecordSubAgent RecordKind = "subagent"
+	// RecordTurn is the trace of one turn (how long the planner and tool
+	// calls took, how each ended), written when the turn is over (before
+	// the next planner call; a store that syncs gets the model call apart,
+	// before any tool runs, in a record of the same turn without
+	// tool_calls): {"turn", "model_call": {"start", "duration_ms",
+	// "provider", "model", "ttft_ms", "retries", "messages", "tokens",
+	// "compaction_up_to", "usage", "finish", "error", "layer", "trace_id",
+	// "span_id"}, "tool_calls": [{"tool_use_id", "tool", "start",
+	// "duration_ms", "outcome", "trace_id", "span_id"}]}. The timeline
+	// package reads the trace records.
+	RecordTurn RecordKind = "turn"
+	// RecordRun is the end of a run and which layer ended it: {"start",
+	// "end", "duration_ms", "reason", "layer", "turns", "usage", "error",
+	// "trace_id", "span_id", "last_turn"}; last_turn is the trace of the
+	// turn the run ended in, as in a RecordTurn record.
+	RecordRun RecordKind = "run"
 )
 
 // RecordAppender is implemented by stores that keep records other than

@@ -10,10 +10,6 @@ import (
 	"time"
 )
 
-// RecordSubAgent links a parent session to the child session of an agent
-// tool call: {"tool_use_id", "agent", "session_id"}.
-const RecordSubAgent = "subagent"
-
 // AgentToolOptions configures [AgentTool]. The zero value is ready to use.
 type AgentToolOptions struct {
 	// OwnPermission makes the sub-agent use its own Permission checker.

@@ -122,7 +122,7 @@ func TestSpans(t *testing.T) {
 			} `json:"tool_calls"`
 		}
 		require.NoError(t, json.Unmarshal(r.Data, &rec))
-		ids[rec.SpanID] = r.Kind
+		ids[rec.SpanID] = string(r.Kind)
 		ids[rec.ModelCall.SpanID] = "model_call"
 		for _, c := range rec.ToolCalls {
 			ids[c.SpanID] = c.ID

@@ -297,7 +297,7 @@ func (s *Store) LoadRecords(ctx context.Context, sessionID string) ([]agentrt.Re
 		body []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&kind, &body}, func() error {
-		recs = append(recs, agentrt.Record{Kind: kind, Data: json.RawMessage(body)})
+		recs = append(recs, agentrt.Record{Kind: agentrt.RecordKind(kind), Data: json.RawMessage(body)})
 		return nil
 	})
 	if err != nil {

@@ -121,10 +121,10 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 		r.End = rec.Time
 	}
 	switch rec.Kind {
-	case agentrt.JSONLKindHeader:
+	case agentrt.RecordHeader:
 		s.Header = rec.Header
 		s.Created = rec.Header.Created
-	case agentrt.JSONLKindMessage:
+	case agentrt.RecordMessage:
 		b.message(rec)
 	case agentrt.RecordTurn:
 		s.Traced = true

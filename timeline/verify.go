@@ -121,7 +121,7 @@ func (v *verifier) add(line int, rule, format string, args ...any) {
 }
 
 func (v *verifier) line(rec agentrt.JSONLRecord) {
-	if rec.Kind == agentrt.JSONLKindHeader {
+	if rec.Kind == agentrt.RecordHeader {
 		return
 	}
 	if rec.Seq != v.seq+1 {
@@ -133,7 +133,7 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 		v.add(rec.Line, "format", `a %q record without a valid "ts"`, rec.Kind)
 	}
 	switch rec.Kind {
-	case agentrt.JSONLKindMessage:
+	case agentrt.RecordMessage:
 		v.message(rec)
 	case agentrt.RecordPermission:
 		var p permissionRecord
