@@ -166,9 +166,8 @@ type pendingCall struct {
 
 // canDefer reports whether the store can hold pending calls.
 func (r *run) canDefer() bool {
-	_, ok1 := r.p.store.(RecordAppender)
-	_, ok2 := r.p.store.(RecordLoader)
-	return ok1 && ok2
+	_, ok := r.p.store.(RecordStore)
+	return ok
 }
 
 // askRemembered gives req the session's remembered decision for c, if
@@ -198,7 +197,7 @@ func (r *run) remembered(c *call) *Decision {
 	if !st.loaded {
 		st.loaded = true
 		if len(r.l.history) > 0 && r.canDefer() {
-			recs, err := r.p.store.(RecordLoader).LoadRecords(r.ctx, r.sessionID)
+			recs, err := r.p.store.(RecordStore).LoadRecords(r.ctx, r.sessionID)
 			if err == nil {
 				r.collectRules(recs)
 			}
@@ -428,7 +427,7 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 	var P *pendingRecord
 	after := map[string]*permissionRecord{}
 	if len(repairs) > 0 && r.canDefer() {
-		recs, err := r.p.store.(RecordLoader).LoadRecords(r.ctx, r.sessionID)
+		recs, err := r.p.store.(RecordStore).LoadRecords(r.ctx, r.sessionID)
 		if err != nil {
 			return nil, fmt.Errorf("agentrt: load records of session %q: %w", r.sessionID, err)
 		}

@@ -90,7 +90,7 @@ func pendingIDs(d agentrt.Done) []string {
 
 func records(t *testing.T, store agentrt.SessionStore, id string, kind agentrt.RecordKind) []map[string]any {
 	t.Helper()
-	recs, err := store.(agentrt.RecordLoader).LoadRecords(context.Background(), id)
+	recs, err := store.(agentrt.RecordStore).LoadRecords(context.Background(), id)
 	require.NoError(t, err)
 	var out []map[string]any
 	for _, r := range recs {

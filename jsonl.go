@@ -87,7 +87,7 @@ type JSONLOptions struct {
 // append-only file of JSON lines, <dir>/<session-id>.jsonl, in the public
 // format of docs/jsonl-format.md: a header, then one line per message or
 // record, each written with one write; earlier lines are never rewritten.
-// It also implements [Locker], [RecordAppender] and [Syncer] (see
+// It also implements [Locker], [RecordStore] and [Syncer] (see
 // [Durability]).
 //
 // A crash-truncated last line is skipped, reported to
@@ -132,7 +132,7 @@ type jsonlSession struct {
 var _ interface {
 	SessionStore
 	Locker
-	RecordAppender
+	RecordStore
 	Syncer
 } = (*JSONLStore)(nil)
 
@@ -266,7 +266,7 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 }
 
 // AppendRecord writes rec as one line of kind rec.Kind; see
-// [RecordAppender]. The kind must not be empty, "header" or "message";
+// [RecordStore]. The kind must not be empty, "header" or "message";
 // rec.Data must be valid JSON (nil is written as null).
 func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Record) error {
 	if err := ValidateSessionID(sessionID); err != nil {
@@ -688,7 +688,7 @@ func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JS
 
 // LoadRecords returns the session's records other than the header and
 // messages (permission, usage, compaction, and kinds this version does not
-// know), in order; see [RecordLoader].
+// know), in order; see [RecordStore].
 func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Record, error) {
 	var recs []Record
 	for r, err := range s.Records(ctx, sessionID) {

@@ -59,7 +59,7 @@ type Decision struct {
 	// ([AskOnWrite] answers with it instead of asking). The rule is
 	// recorded in the session's permission record, so it holds on every
 	// later run of the session, in any process. A store that keeps no
-	// records (no [RecordAppender] and [RecordLoader]) keeps no rules: the
+	// records (no [RecordStore]) keeps no rules: the
 	// decision then holds for the rest of the run only.
 	Always bool
 	// AnyTool widens an Always rule to every tool.
@@ -76,7 +76,7 @@ type Decision struct {
 // as pending in the session, stops with [StopPending] (its Done lists the
 // pending calls) and releases the session; [Agent.Resume] continues it
 // with the person's [Approval]s. A store that cannot keep records
-// ([RecordAppender] and [RecordLoader]) cannot hold a pending call: the
+// ([RecordStore]) cannot hold a pending call: the
 // call is then denied, saying so.
 func AskLater() Decision { return Decision{Pending: true, Source: "policy"} }
 

@@ -175,7 +175,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	r.compState = res.State
 	if res.Compaction != nil {
 		r.compact = res.Compaction
-		if ra, ok := r.p.store.(RecordAppender); ok {
+		if ra, ok := r.p.store.(RecordStore); ok {
 			if err := ra.AppendRecord(r.storeCtx(), r.sessionID, compactionRecord(res.Compaction)); err != nil {
 				return nil, wrapf(err, "record compaction")
 			}

@@ -881,7 +881,7 @@ func xCheckResults(ps *propProblems, sc *xScenario, msgs []agentrt.Message, orac
 func xCheckChildren(ps *propProblems, store agentrt.SessionStore, sid string, msgs []agentrt.Message) {
 	bg := context.Background()
 	links := map[string]string{}
-	if rl, ok := store.(agentrt.RecordLoader); ok {
+	if rl, ok := store.(agentrt.RecordStore); ok {
 		recs, err := rl.LoadRecords(bg, sid)
 		if err != nil {
 			ps.add("subagent: records could not be loaded", "%v", err)

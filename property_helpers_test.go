@@ -341,8 +341,7 @@ type propStore struct {
 var _ interface {
 	agentrt.SessionStore
 	agentrt.Locker
-	agentrt.RecordAppender
-	agentrt.RecordLoader
+	agentrt.RecordStore
 	agentrt.Syncer
 } = (*propStore)(nil)
 
@@ -400,14 +399,14 @@ func (s *propStore) AppendRecord(ctx context.Context, id string, rec agentrt.Rec
 	if n == s.failRecordAt {
 		return fmt.Errorf("record %d: %w", n, errPropStore)
 	}
-	if ra, ok := s.inner.(agentrt.RecordAppender); ok {
+	if ra, ok := s.inner.(agentrt.RecordStore); ok {
 		return ra.AppendRecord(ctx, id, rec)
 	}
 	return nil
 }
 
 func (s *propStore) LoadRecords(ctx context.Context, id string) ([]agentrt.Record, error) {
-	if rl, ok := s.inner.(agentrt.RecordLoader); ok {
+	if rl, ok := s.inner.(agentrt.RecordStore); ok {
 		return rl.LoadRecords(ctx, id)
 	}
 	return nil, nil

@@ -389,7 +389,7 @@ func (r *run) appendResult(c *call) error {
 }
 
 func (r *run) record(kind RecordKind, v any) error {
-	ra, ok := r.p.store.(RecordAppender)
+	ra, ok := r.p.store.(RecordStore)
 	if !ok {
 		return nil
 	}
@@ -417,7 +417,7 @@ func (r *run) loadCompaction() error {
 	if r.agent.Compressor == nil || len(r.l.history) == 0 {
 		return nil
 	}
-	rl, ok := r.p.store.(RecordLoader)
+	rl, ok := r.p.store.(RecordStore)
 	if !ok {
 		return nil
 	}

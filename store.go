@@ -33,8 +33,8 @@ import (
 // All methods must be safe for concurrent use. Two runs on one session are
 // kept apart by the runtime through [Locker] when the store implements it.
 //
-// Optional abilities, found by type assertion: [Locker], [RecordAppender],
-// [Syncer], [RecordLoader].
+// Optional abilities, found by type assertion: [Locker], [RecordStore]
+// and [Syncer].
 type SessionStore interface {
 	Append(ctx context.Context, sessionID string, msg Message) error
 	Load(ctx context.Context, sessionID string) ([]Message, error)
@@ -114,16 +114,18 @@ const (
 	RecordRun RecordKind = "run"
 )
 
-// RecordAppender is implemented by stores that keep records other than
-// messages. The runtime writes a permission record for every decision.
-type RecordAppender interface {
+// RecordStore is implemented by stores that keep records other than
+// messages, and return them. The runtime appends a permission record for
+// every decision, usage and trace records, and the compactions its
+// Compressor makes; it loads a session's records at the start of a run to
+// find its pending calls, remembered decisions and last compaction. A
+// store without this ability keeps none of them.
+//
+// LoadRecords returns the session's records in the order they were
+// appended (an empty slice for a session without records). The caller
+// must not modify them.
+type RecordStore interface {
 	AppendRecord(ctx context.Context, sessionID string, rec Record) error
-}
-
-// RecordLoader is implemented by stores that can return a session's
-// non-message records, in the order they were appended. The runtime uses it
-// to find the last compaction of a resumed session.
-type RecordLoader interface {
 	LoadRecords(ctx context.Context, sessionID string) ([]Record, error)
 }
 
@@ -166,8 +168,7 @@ func ValidateSessionID(id string) error {
 }
 
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
-// and the store of tests. It implements [Locker], [RecordAppender] and
-// [RecordLoader].
+// and the store of tests. It implements [Locker] and [RecordStore].
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -291,7 +292,7 @@ func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) 
 	}, nil
 }
 
-// AppendRecord keeps a non-message record; see [RecordAppender].
+// AppendRecord keeps a non-message record; see [RecordStore].
 func (s *MemoryStore) AppendRecord(_ context.Context, sessionID string, rec Record) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
@@ -303,7 +304,7 @@ func (s *MemoryStore) AppendRecord(_ context.Context, sessionID string, rec Reco
 	return nil
 }
 
-// LoadRecords returns the session's non-message records; see [RecordLoader].
+// LoadRecords returns the session's non-message records; see [RecordStore].
 func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record, error) {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return nil, err

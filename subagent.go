@@ -159,7 +159,7 @@ func (tc *toolCallCtx) forward(ev Event) {
 
 func (tc *toolCallCtx) link(sessionID string) error {
 	data, _ := json.Marshal(map[string]string{"tool_use_id": tc.c.use.ID, "agent": tc.c.use.Name, "session_id": sessionID})
-	if ra, ok := tc.r.p.store.(RecordAppender); ok {
+	if ra, ok := tc.r.p.store.(RecordStore); ok {
 		return ra.AppendRecord(tc.r.storeCtx(), tc.r.sessionID, Record{Kind: RecordSubAgent, Data: data})
 	}
 	return nil

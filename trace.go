@@ -33,7 +33,7 @@ func spanOf(ctx context.Context) *spanIDs {
 
 // tracer is the trace state of one run.
 type tracer struct {
-	ra    RecordAppender // the store; nil when it keeps no records
+	ra    RecordStore // the store; nil when it keeps no records
 	start time.Time
 	span  *spanIDs // of the current planner call
 	// The current planner call.
@@ -92,7 +92,7 @@ func (t *tracer) keep(data []byte) []byte {
 // traceStart begins the run's trace.
 func (r *run) traceStart() {
 	t := &r.tr
-	ra, ok := r.p.store.(RecordAppender)
+	ra, ok := r.p.store.(RecordStore)
 	if !ok {
 		t.off = true
 		return

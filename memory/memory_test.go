@@ -223,7 +223,7 @@ func TestHookRefusesAStoreThatCannotKeepRecords(t *testing.T) {
 	}
 	defer s.Close()
 	assert.PanicsWithValue(t,
-		"memory: Hook: HookOptions.Records is a memory_test.storeWithoutRecords, which cannot keep records (it is not an agentrt.RecordAppender)",
+		"memory: Hook: HookOptions.Records is a memory_test.storeWithoutRecords, which cannot keep records (it is not an agentrt.RecordStore)",
 		func() {
 			memory.Hook(s, "u", &memory.HookOptions{Records: storeWithoutRecords{agentrt.NewMemoryStore()}})
 		})

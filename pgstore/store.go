@@ -65,7 +65,7 @@ type Options struct {
 }
 
 // Store is an [agentrt.SessionStore] on PostgreSQL. It implements
-// [agentrt.Locker], [agentrt.RecordAppender], [agentrt.RecordLoader] and
+// [agentrt.Locker], [agentrt.RecordStore] and
 // [agentrt.Syncer], and is safe for concurrent use.
 type Store struct {
 	pool     *pgxpool.Pool
@@ -213,7 +213,7 @@ func marshal(v any) ([]byte, error) {
 const kindMessage = "message"
 
 // AppendRecord adds a non-message record at the end of the session; see
-// [agentrt.RecordAppender]. Its kind must not be empty or "message".
+// [agentrt.RecordStore]. Its kind must not be empty or "message".
 func (s *Store) AppendRecord(ctx context.Context, sessionID string, rec agentrt.Record) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return err
@@ -281,7 +281,7 @@ func (s *Store) Load(ctx context.Context, sessionID string) ([]agentrt.Message, 
 }
 
 // LoadRecords returns the session's non-message records in order; see
-// [agentrt.RecordLoader].
+// [agentrt.RecordStore].
 func (s *Store) LoadRecords(ctx context.Context, sessionID string) ([]agentrt.Record, error) {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return nil, err
