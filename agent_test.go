@@ -262,7 +262,7 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 	assert.False(t, decisions[0].Decision.Allow)
 	assert.True(t, decisions[1].Decision.Allow)
 	// Every decision is in the session's audit records.
-	recs := store.Records("s1")
+	recs := allRecords(t, store, "s1")
 	n := 0
 	for _, r := range recs {
 		if r.Kind == agentrt.RecordPermission {
@@ -607,7 +607,7 @@ func TestRunUsageAccounting(t *testing.T) {
 	require.Len(t, am, 2)
 	assert.Equal(t, 15, am[0].Usage.Total())
 	n := 0
-	for _, r := range store.Records("s1") {
+	for _, r := range allRecords(t, store, "s1") {
 		if r.Kind == agentrt.RecordUsage {
 			n++
 		}

@@ -97,7 +97,7 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	assert.GreaterOrEqual(t, calls, 2)
 	assert.Less(t, calls, 12, "a summary is reused until the threshold is passed again, not made every turn")
 	compactions := 0
-	for _, r := range store.Records("s") {
+	for _, r := range allRecords(t, store, "s") {
 		if r.Kind == agentrt.RecordCompaction {
 			compactions++
 		}

@@ -108,7 +108,7 @@ func TestHookBlocksToolCall(t *testing.T) {
 	assert.Equal(t, "hook", decisions[1].Decision.Source)
 	assert.False(t, decisions[1].Decision.Allow)
 	var found bool
-	for _, r := range store.Records("s1") {
+	for _, r := range allRecords(t, store, "s1") {
 		if r.Kind == agentrt.RecordPermission && strings.Contains(string(r.Data), `"source":"hook"`) {
 			found = true
 		}

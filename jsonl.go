@@ -427,7 +427,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 	if size > 0 {
 		return next, nil
 	}
-	hdr, err := appendHeaderLine(nil, &JSONLHeader{Version: JSONLVersion, SessionID: id, Created: s.opts.Now()})
+	hdr, err := appendHeaderLine(nil, &jsonlHeader{Version: jsonlVersion, SessionID: id, Created: s.opts.Now()})
 	if err != nil {
 		return 0, err
 	}
@@ -458,7 +458,7 @@ func (s *JSONLStore) tailCause(f *os.File, cut, size int64) error {
 	if b[len(b)-1] != '\n' {
 		return errNoNewline
 	}
-	var l jsonlLine
+	var l decodedLine
 	_, err := parseLine(b[:len(b)-1], cut == 0, &l)
 	return err
 }
@@ -490,7 +490,7 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 			return 0, 0, err
 		}
 		start := prev + 1
-		var l jsonlLine
+		var l decodedLine
 		problem, perr := s.readLineAt(f, start, cut-1, &l)
 		switch {
 		case problem == lineOK:
@@ -511,7 +511,7 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 }
 
 // readLineAt reads and judges the line [start, end) of f.
-func (s *JSONLStore) readLineAt(f *os.File, start, end int64, l *jsonlLine) (lineProblem, error) {
+func (s *JSONLStore) readLineAt(f *os.File, start, end int64, l *decodedLine) (lineProblem, error) {
 	if end-start > int64(s.opts.MaxLineSize) {
 		return lineInvalid, fmt.Errorf("%w (%d bytes)", ErrLineTooLong, s.opts.MaxLineSize)
 	}
@@ -597,7 +597,7 @@ func (s *JSONLStore) openRead(id string) (*os.File, int64, error) {
 
 // scan reads the session file and calls fn for each good line; a damaged
 // tail is returned (not reported). A missing file reads as no lines.
-func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *jsonlLine) error) (*TruncatedTailError, error) {
+func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*TruncatedTailError, error) {
 	f, size, err := s.openRead(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -623,7 +623,7 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 		return nil, err
 	}
 	msgs := []Message{}
-	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *jsonlLine) error {
+	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *decodedLine) error {
 		if l.Kind == RecordMessage {
 			msgs = append(msgs, *l.Message)
 		}
@@ -646,7 +646,7 @@ func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
 	}
-	tail, err := s.scan(ctx, sessionID, func(int, int64, []byte, *jsonlLine) error { return nil })
+	tail, err := s.scan(ctx, sessionID, func(int, int64, []byte, *decodedLine) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -656,21 +656,21 @@ func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	return nil
 }
 
-// Records returns an iterator over every line of the session file, in
+// Lines returns an iterator over every line of the session file, in
 // order: the header, the messages, and every other record, kinds this
 // version does not know included, each with its raw JSON. It is meant for
-// audits and tools. A missing session yields nothing. A damaged last line
+// audits and tools (package timeline reads sessions with it). A missing session yields nothing. A damaged last line
 // is skipped and reported to OnWarning, as by Load; any other damage, or a
 // failure to read, is yielded as the error, once and last, after the
 // records before it.
-func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JSONLRecord, error] {
-	return func(yield func(JSONLRecord, error) bool) {
+func (s *JSONLStore) Lines(ctx context.Context, sessionID string) iter.Seq2[JSONLLine, error] {
+	return func(yield func(JSONLLine, error) bool) {
 		if err := ValidateSessionID(sessionID); err != nil {
-			yield(JSONLRecord{}, err)
+			yield(JSONLLine{}, err)
 			return
 		}
 		errStop := errors.New("stop")
-		tail, err := s.scan(ctx, sessionID, func(num int, off int64, raw []byte, l *jsonlLine) error {
+		tail, err := s.scan(ctx, sessionID, func(num int, off int64, raw []byte, l *decodedLine) error {
 			if !yield(l.record(num, off, raw), nil) {
 				return errStop
 			}
@@ -679,7 +679,7 @@ func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JS
 		switch {
 		case err == errStop:
 		case err != nil:
-			yield(JSONLRecord{}, err)
+			yield(JSONLLine{}, err)
 		case tail != nil:
 			s.warn(tail)
 		}
@@ -691,7 +691,7 @@ func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JS
 // know), in order; see [RecordStore].
 func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Record, error) {
 	var recs []Record
-	for r, err := range s.Records(ctx, sessionID) {
+	for r, err := range s.Lines(ctx, sessionID) {
 		if err != nil {
 			return nil, err
 		}
@@ -824,7 +824,7 @@ func (s *JSONLStore) Create(ctx context.Context, sessionID string, metadata json
 			return errors.New("agentrt: JSONLStore.Create: metadata is not a JSON object")
 		}
 	}
-	hdr, err := appendHeaderLine(nil, &JSONLHeader{Version: JSONLVersion, SessionID: sessionID, Created: s.opts.Now(), Metadata: metadata})
+	hdr, err := appendHeaderLine(nil, &jsonlHeader{Version: jsonlVersion, SessionID: sessionID, Created: s.opts.Now(), Metadata: metadata})
 	if err != nil {
 		return wrapf(err, "JSONLStore.Create")
 	}

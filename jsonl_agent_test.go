@@ -190,7 +190,7 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 
 	var kinds []string
 	var perm json.RawMessage
-	for r, err := range s.Records(ctx, "audit") {
+	for r, err := range s.Lines(ctx, "audit") {
 		require.NoError(t, err)
 		k := string(r.Kind)
 		if r.Message != nil {

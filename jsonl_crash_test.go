@@ -244,7 +244,7 @@ func TestJSONLCrashSIGKILL(t *testing.T) {
 
 	// Every seq from 1, without gaps or repeats, despite the repairs.
 	var seq int64
-	for r, err := range s.Records(ctx, id) {
+	for r, err := range s.Lines(ctx, id) {
 		require.NoError(t, err)
 		require.Equal(t, seq, r.Seq)
 		seq++

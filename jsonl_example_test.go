@@ -148,12 +148,21 @@ func ExampleJSONLStore_Fork() {
 		msgs, _ := store.Load(ctx, id)
 		fmt.Printf("%s: %q\n", id, msgs[len(msgs)-1].Text())
 	}
-	for r, err := range store.Records(ctx, "retry") {
+	for r, err := range store.Lines(ctx, "retry") {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if r.Header != nil {
-			fmt.Printf("retry was forked from %q at message %d\n", r.Header.ForkedFrom.SessionID, r.Header.ForkedFrom.Messages)
+		if r.Kind == agentrt.RecordHeader {
+			var h struct {
+				ForkedFrom struct {
+					SessionID string `json:"session_id"`
+					Messages  int    `json:"messages"`
+				} `json:"forked_from"`
+			}
+			if err := json.Unmarshal(r.Raw, &h); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("retry was forked from %q at message %d\n", h.ForkedFrom.SessionID, h.ForkedFrom.Messages)
 		}
 	}
 	// Output:
@@ -162,9 +171,9 @@ func ExampleJSONLStore_Fork() {
 	// retry was forked from "main" at message 2
 }
 
-// Records reads every line of a session, for audits and tools: here, who
+// Lines reads every line of a session, for audits and tools: here, who
 // allowed which tool call.
-func ExampleJSONLStore_Records() {
+func ExampleJSONLStore_Lines() {
 	dir, err := os.MkdirTemp("", "sessions")
 	if err != nil {
 		log.Fatal(err)
@@ -201,7 +210,7 @@ func ExampleJSONLStore_Records() {
 		}
 	}
 
-	for r, err := range store.Records(ctx, "audit") {
+	for r, err := range store.Lines(ctx, "audit") {
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -16,11 +16,11 @@ import (
 // docs/jsonl-format.md: how a line is written, how a line is read and
 // judged, and the errors a reader reports.
 
-// JSONLVersion is the version of the JSONL session format that
+// jsonlVersion is the version of the JSONL session format that
 // [JSONLStore] writes and reads. A file whose header names another version
 // is refused with [ErrJSONLVersion]; additions that old readers can ignore
 // (new record kinds, new fields) do not change the version.
-const JSONLVersion = 1
+const jsonlVersion = 1
 
 // errNoNewline is the Err of a TruncatedTailError for a last line that
 // does not end in '\n': a write that was cut short.
@@ -78,9 +78,9 @@ func (e *CorruptLineError) Error() string {
 
 func (e *CorruptLineError) Unwrap() error { return e.Err }
 
-// JSONLHeader is the first line of a session file.
-type JSONLHeader struct {
-	// Version is the format version, [JSONLVersion].
+// jsonlHeader is the first line of a session file.
+type jsonlHeader struct {
+	// Version is the format version, jsonlVersion.
 	Version int `json:"version"`
 	// SessionID is the id the session was created under.
 	SessionID string `json:"session_id"`
@@ -90,44 +90,44 @@ type JSONLHeader struct {
 	// Fork; nil when there is none.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 	// ForkedFrom names the session this one was forked from, if any.
-	ForkedFrom *JSONLForkedFrom `json:"forked_from,omitempty"`
+	ForkedFrom *jsonlForkedFrom `json:"forked_from,omitempty"`
 }
 
-// JSONLForkedFrom is the origin of a forked session: the source session
+// jsonlForkedFrom is the origin of a forked session: the source session
 // and how many of its messages were copied.
-type JSONLForkedFrom struct {
+type jsonlForkedFrom struct {
 	SessionID string `json:"session_id"`
 	Messages  int    `json:"messages"`
 }
 
-// JSONLRecord is one line of a session file, as returned by
-// [JSONLStore.Records]: the header, a message, or any other record,
-// including kinds this version does not know.
-type JSONLRecord struct {
+// JSONLLine is one line of a session file, as [JSONLStore.Lines] reads
+// it: the header, a message, or any other record, including kinds this
+// version does not know. docs/jsonl-format.md documents each kind.
+type JSONLLine struct {
 	// Line is the 1-based line number; Offset the byte offset of the line.
 	Line   int
 	Offset int64
-	// Kind is "header", "message", or the kind of another record
-	// ("permission", "usage", or one this version does not know).
+	// Kind is RecordHeader, RecordMessage, or the kind of another record
+	// (RecordPermission, RecordUsage, ..., or one this version does not
+	// know).
 	Kind RecordKind
 	// Seq numbers the records after the header from 1; 0 for the header.
 	Seq int64
 	// Time is the record's "ts" (the header's "created"); zero if absent
 	// or not a valid RFC 3339 time.
 	Time time.Time
-	// Header is set for the header line.
-	Header *JSONLHeader
 	// Message is set for a message line.
 	Message *Message
 	// Data is the "data" field of any other record.
 	Data json.RawMessage
 	// Raw is the whole line as stored, without its newline. It belongs to
-	// the caller.
+	// the caller. The header's fields (version, session_id, created,
+	// metadata, forked_from) are read from it.
 	Raw json.RawMessage
 }
 
-// jsonlLine is the union of every line's fields, for decoding.
-type jsonlLine struct {
+// decodedLine is the union of every line's fields, for decoding.
+type decodedLine struct {
 	Kind    RecordKind      `json:"kind"`
 	Seq     int64           `json:"seq"`
 	TS      string          `json:"ts"`
@@ -139,7 +139,7 @@ type jsonlLine struct {
 	SessionID  string           `json:"session_id"`
 	Created    string           `json:"created"`
 	Metadata   json.RawMessage  `json:"metadata"`
-	ForkedFrom *JSONLForkedFrom `json:"forked_from"`
+	ForkedFrom *jsonlForkedFrom `json:"forked_from"`
 
 	msg Message // decoding buffer of Message, to save an allocation per line
 }
@@ -159,8 +159,8 @@ const (
 // judges it. When it returns lineOK for a message line, l.Message is set
 // (and reused by the next call: copy it). first says whether it is the file's first line, which must
 // be the header.
-func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
-	*l = jsonlLine{}
+func parseLine(b []byte, first bool, l *decodedLine) (lineProblem, error) {
+	*l = decodedLine{}
 	l.Message = &l.msg
 	if err := json.Unmarshal(b, l); err != nil {
 		var syn *json.SyntaxError
@@ -172,8 +172,8 @@ func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
 	switch {
 	case first && l.Kind != RecordHeader:
 		return lineInvalid, fmt.Errorf("the first line is not a header (kind %q)", l.Kind)
-	case first && l.Version != JSONLVersion:
-		return lineInvalid, fmt.Errorf("%w %d (this reader knows version %d)", ErrJSONLVersion, l.Version, JSONLVersion)
+	case first && l.Version != jsonlVersion:
+		return lineInvalid, fmt.Errorf("%w %d (this reader knows version %d)", ErrJSONLVersion, l.Version, jsonlVersion)
 	case first:
 		return lineOK, nil
 	case l.Kind == "":
@@ -188,20 +188,15 @@ func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
 	return lineOK, nil
 }
 
-// record converts a decoded line to a JSONLRecord; raw is copied.
-func (l *jsonlLine) record(line int, off int64, raw []byte) JSONLRecord {
-	r := JSONLRecord{
+// record converts a decoded line to a JSONLLine; raw is copied.
+func (l *decodedLine) record(line int, off int64, raw []byte) JSONLLine {
+	r := JSONLLine{
 		Line: line, Offset: off, Kind: l.Kind, Seq: l.Seq,
 		Raw: bytes.Clone(raw),
 	}
 	switch l.Kind {
 	case RecordHeader:
-		h := &JSONLHeader{
-			Version: l.Version, SessionID: l.SessionID,
-			Metadata: l.Metadata, ForkedFrom: l.ForkedFrom,
-		}
-		h.Created, _ = time.Parse(time.RFC3339Nano, l.Created)
-		r.Header, r.Time = h, h.Created
+		r.Time, _ = time.Parse(time.RFC3339Nano, l.Created)
 	case RecordMessage:
 		m := *l.Message
 		r.Message = &m
@@ -215,7 +210,7 @@ func (l *jsonlLine) record(line int, off int64, raw []byte) JSONLRecord {
 }
 
 // appendHeaderLine appends a header line, newline included.
-func appendHeaderLine(buf []byte, h *JSONLHeader) ([]byte, error) {
+func appendHeaderLine(buf []byte, h *jsonlHeader) ([]byte, error) {
 	buf = append(buf, `{"kind":"header","version":`...)
 	buf = strconv.AppendInt(buf, int64(h.Version), 10)
 	buf = append(buf, `,"session_id":`...)
@@ -348,12 +343,12 @@ func (r *lineReader) readLine() (line []byte, terminated bool, err error) {
 // for each complete, valid line in order. It applies the crash rules: a last
 // line without a newline, or a last line that is not valid JSON, is not
 // passed to fn and is returned as the tail; any other bad line is a
-// *CorruptLineError. The *jsonlLine passed to fn is reused: fn must copy
+// *CorruptLineError. The *decodedLine passed to fn is reused: fn must copy
 // what it keeps (raw included).
-func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *jsonlLine) error) (*TruncatedTailError, error) {
+func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*TruncatedTailError, error) {
 	lr := newLineReader(r, max)
 	var pending *TruncatedTailError // an unparsable line, which is fine only if it is the last
-	var l jsonlLine
+	var l decodedLine
 	for {
 		raw, terminated, err := lr.readLine()
 		if err == io.EOF {

@@ -171,7 +171,7 @@ func (s *JSONLStore) scanInfo(f *os.File, id string, size int64, e *listEntry) e
 	off := e.scanned
 	var head [160]byte // the first bytes of the current line
 	var lastHead []byte
-	var l jsonlLine
+	var l decodedLine
 	for {
 		start := off
 		full, hn, n, err := readLineHead(br, head[:])
@@ -237,7 +237,7 @@ func (e *listEntry) endScan(f *os.File, off int64, lastHead []byte) error {
 
 // noteLine counts the complete line that starts at offset start with the
 // bytes head; read returns the whole line (nil if it cannot).
-func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() []byte, e *listEntry, l *jsonlLine) {
+func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() []byte, e *listEntry, l *decodedLine) {
 	if start == 0 {
 		if p, _ := parseLine(read(), true, l); p == lineOK {
 			e.created, _ = time.Parse(time.RFC3339Nano, l.Created)

@@ -190,7 +190,7 @@ func TestJSONLInvalidIDsStayInDir(t *testing.T) {
 		}
 		_, errs["Load"] = s.Load(ctx, id)
 		_, errs["Lock"] = s.Lock(ctx, id)
-		for _, err := range s.Records(ctx, id) {
+		for _, err := range s.Lines(ctx, id) {
 			errs["Records"] = err
 		}
 		for op, err := range errs {
@@ -368,7 +368,7 @@ func TestJSONLCorruptLines(t *testing.T) {
 			check(err)
 			check(s.Verify(ctx, "s"))
 			var rerr error
-			for _, err := range s.Records(ctx, "s") {
+			for _, err := range s.Lines(ctx, "s") {
 				rerr = err
 			}
 			check(rerr)
@@ -421,8 +421,8 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 	require.Len(t, msgs, 2, "unknown kinds are ignored by Load")
 	assert.Equal(t, "hello", msgs[1].Text())
 
-	var recs []agentrt.JSONLRecord
-	for r, err := range s.Records(ctx, "s") {
+	var recs []agentrt.JSONLLine
+	for r, err := range s.Lines(ctx, "s") {
 		require.NoError(t, err)
 		recs = append(recs, r)
 	}
@@ -433,24 +433,22 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 		assert.Equal(t, i+1, r.Line)
 		assert.Equal(t, int64(i), r.Seq)
 	}
-	assert.Equal(t, "header", recs[0].Kind)
-	require.NotNil(t, recs[0].Header)
-	assert.Equal(t, agentrt.JSONLHeader{Version: 1, SessionID: "s", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Metadata: json.RawMessage(`{"user":"ann","project":"x"}`)}, *recs[0].Header)
-	assert.Equal(t, recs[0].Header.Created, recs[0].Time)
-	assert.Equal(t, "message", recs[1].Kind)
+	assert.Equal(t, agentrt.RecordHeader, recs[0].Kind)
+	assert.JSONEq(t, `{"kind":"header","version":1,"session_id":"s","created":"2026-01-02T03:04:05Z","metadata":{"user":"ann","project":"x"}}`, string(recs[0].Raw))
+	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), recs[0].Time)
+	assert.Equal(t, agentrt.RecordMessage, recs[1].Kind)
 	assert.Equal(t, "hi", recs[1].Message.Content)
 	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC), recs[1].Time)
 	assert.Equal(t, agentrt.RecordUsage, recs[2].Kind)
 	assert.JSONEq(t, `{"turn":1,"usage":{"input_tokens":3,"output_tokens":4}}`, string(recs[2].Data))
-	assert.Equal(t, "compaction", recs[3].Kind)
+	assert.Equal(t, agentrt.RecordCompaction, recs[3].Kind)
 	assert.JSONEq(t, `{"summary":"…","replaces":[1,2]}`, string(recs[3].Data))
 	assert.Equal(t, future, string(recs[3].Raw))
 	assert.Equal(t, int64(4), recs[4].Seq, "seq continues after a record written by someone else")
 
 	// Breaking out of the iteration early is fine.
 	n := 0
-	for range s.Records(ctx, "s") {
+	for range s.Lines(ctx, "s") {
 		n++
 		break
 	}
@@ -791,7 +789,7 @@ func TestJSONLLockedSessionsInParallel(t *testing.T) {
 			require.Equal(t, fmt.Sprint(i), m.Content)
 		}
 		var seq int64
-		for r, err := range s.Records(ctx, id) {
+		for r, err := range s.Lines(ctx, id) {
 			require.NoError(t, err)
 			require.Equal(t, seq, r.Seq, "seq counts records from 1, without gaps")
 			seq++

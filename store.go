@@ -74,7 +74,7 @@ type Record struct {
 type RecordKind string
 
 // The kinds the runtime writes. RecordHeader and RecordMessage are the
-// kinds of the JSONL format's header line and message lines ([JSONLRecord]);
+// kinds of the JSONL format's header line and message lines ([JSONLLine]);
 // the others are [Record] kinds.
 const (
 	// RecordHeader is the first line of a JSONL session file.
@@ -309,17 +309,12 @@ func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record
 	if err := ValidateSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	return s.Records(sessionID), nil
-}
-
-// Records returns the session's non-message records, in order.
-func (s *MemoryStore) Records(sessionID string) []Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ss := s.session(sessionID, false); ss != nil {
-		return slices.Clone(ss.records)
+		return slices.Clone(ss.records), nil
 	}
-	return nil
+	return []Record{}, nil
 }
 
 // Title returns a session's title: its first user message on one line,

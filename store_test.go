@@ -43,3 +43,11 @@ func newJSONLStore(t testing.TB, opts *agentrt.JSONLOptions) *agentrt.JSONLStore
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
 }
+
+// allRecords returns the session's records, as the runtime loads them.
+func allRecords(t *testing.T, s agentrt.RecordStore, id string) []agentrt.Record {
+	t.Helper()
+	recs, err := s.LoadRecords(t.Context(), id)
+	require.NoError(t, err)
+	return recs
+}

@@ -62,7 +62,7 @@ func TestAgentToolDelegates(t *testing.T) {
 	parentMsgs, _ := store.Load(context.Background(), "p1")
 	assert.Equal(t, "the sum is 42", parentMsgs[2].Content)
 	var linked bool
-	for _, r := range store.Records("p1") {
+	for _, r := range allRecords(t, store, "p1") {
 		if r.Kind == agentrt.RecordSubAgent {
 			var link map[string]string
 			require.NoError(t, json.Unmarshal(r.Data, &link))

@@ -32,7 +32,7 @@ func traceRecords(t *testing.T, s *agentrt.MemoryStore, id string) (model, tool 
 			tool = append(tool, c.(map[string]any))
 		}
 	}
-	for _, r := range s.Records(id) {
+	for _, r := range allRecords(t, s, id) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(r.Data, &m), "%s: %s", r.Kind, r.Data)
 		switch r.Kind {

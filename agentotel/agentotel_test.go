@@ -107,7 +107,9 @@ func TestSpans(t *testing.T) {
 
 	// The session's trace records name the spans.
 	ids := map[string]string{} // span id → the record that names it
-	for _, r := range store.Records("sess-1") {
+	recs, err := store.LoadRecords(t.Context(), "sess-1")
+	require.NoError(t, err)
+	for _, r := range recs {
 		var rec struct {
 			TraceID   string `json:"trace_id"`
 			SpanID    string `json:"span_id"`

@@ -63,7 +63,11 @@ func ExampleHook() {
 	if _, err := agenttest.Collect(ag.Run(ctx, "s1", "Book a seat for me")); err != nil {
 		panic(err)
 	}
-	fmt.Println(store.Records("s1")[0].Kind)
+	recs, err := store.LoadRecords(ctx, "s1")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(recs[0].Kind)
 	// Output:
 	// You book flights.
 	//

@@ -18,7 +18,7 @@ import (
 //	           "score": 0.83, "text": "..."}]}
 //
 // Readers that do not know the kind skip it (see agentrt.Record).
-const RecordKind = "memory.recall"
+const RecordKind agentrt.RecordKind = "memory.recall"
 
 // RecallRecord is the data of a [RecordKind] record.
 type RecallRecord struct {

@@ -74,7 +74,9 @@ func TestAgentWithMemory(t *testing.T) {
 
 	// The records of session 2 say what the model was shown, each turn.
 	var recalls []memory.RecallRecord
-	for _, rec := range store.Records("ann-2") {
+	recs, err := store.LoadRecords(t.Context(), "ann-2")
+	require.NoError(t, err)
+	for _, rec := range recs {
 		if rec.Kind == memory.RecordKind {
 			var r memory.RecallRecord
 			require.NoError(t, json.Unmarshal(rec.Data, &r))
@@ -104,7 +106,9 @@ func TestAgentWithMemory(t *testing.T) {
 	results = agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, results, 1)
 	assert.Equal(t, "nothing found", results[0].Message.Content)
-	for _, rec := range store.Records("bob-1") {
+	recs, err = store.LoadRecords(t.Context(), "bob-1")
+	require.NoError(t, err)
+	for _, rec := range recs {
 		assert.NotEqual(t, memory.RecordKind, rec.Kind, "nothing recalled, nothing recorded")
 	}
 

@@ -109,7 +109,7 @@ func newBuilder(id, file string) *builder {
 	return &builder{s: &Session{ID: id, File: file}, calls: map[string]*ToolCall{}}
 }
 
-func (b *builder) add(rec agentrt.JSONLRecord) {
+func (b *builder) add(rec agentrt.JSONLLine) {
 	s := b.s
 	s.Lines = rec.Line
 	if !rec.Time.IsZero() {
@@ -122,8 +122,10 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 	}
 	switch rec.Kind {
 	case agentrt.RecordHeader:
-		s.Header = rec.Header
-		s.Created = rec.Header.Created
+		var h Header
+		if json.Unmarshal(rec.Raw, &h) == nil {
+			s.Header, s.Created = &h, h.Created
+		}
 	case agentrt.RecordMessage:
 		b.message(rec)
 	case agentrt.RecordTurn:
@@ -177,7 +179,7 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 }
 
 // currentRun returns the run in progress, starting one at rec if none is.
-func (b *builder) currentRun(rec agentrt.JSONLRecord) *Run {
+func (b *builder) currentRun(rec agentrt.JSONLLine) *Run {
 	if b.run == nil {
 		b.closeRun()
 		b.run = &Run{Index: len(b.s.Runs) + 1, Start: rec.Time, Line: rec.Line}
@@ -197,7 +199,7 @@ func (b *builder) closeRun() {
 	}
 }
 
-func (b *builder) message(rec agentrt.JSONLRecord) {
+func (b *builder) message(rec agentrt.JSONLLine) {
 	m := rec.Message
 	switch m.Role {
 	case agentrt.RoleUser:
@@ -295,7 +297,7 @@ func inferOutcome(m *agentrt.Message) string {
 }
 
 // turnTrace applies the trace of turn tr.Turn of the current run.
-func (b *builder) turnTrace(rec agentrt.JSONLRecord, tr turnRecord) {
+func (b *builder) turnTrace(rec agentrt.JSONLLine, tr turnRecord) {
 	if run := b.currentRun(rec); tr.ModelCall == nil && len(run.Turns) == 0 {
 		// The calls of an earlier run's turn, run by this one (resumed):
 		// its own turns count on from there.
@@ -315,7 +317,7 @@ func (b *builder) turnTrace(rec agentrt.JSONLRecord, tr turnRecord) {
 	}
 }
 
-func (b *builder) modelCall(rec agentrt.JSONLRecord, turn int, m modelCallRecord) {
+func (b *builder) modelCall(rec agentrt.JSONLLine, turn int, m modelCallRecord) {
 	run := b.currentRun(rec)
 	var t *Turn
 	for i := len(run.Turns) - 1; i >= 0; i-- {

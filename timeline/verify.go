@@ -80,7 +80,7 @@ func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding
 			return nil, err
 		}
 	}
-	for rec, err := range store.Records(ctx, id) {
+	for rec, err := range store.Lines(ctx, id) {
 		if err != nil {
 			var bad *agentrt.CorruptLineError
 			if errors.As(err, &bad) {
@@ -120,7 +120,7 @@ func (v *verifier) add(line int, rule, format string, args ...any) {
 	v.out = append(v.out, Finding{File: v.file, Line: line, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
-func (v *verifier) line(rec agentrt.JSONLRecord) {
+func (v *verifier) line(rec agentrt.JSONLLine) {
 	if rec.Kind == agentrt.RecordHeader {
 		return
 	}
@@ -198,7 +198,7 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 
 // turnTrace checks the trace of a turn: the model call's values, and
 // each tool call against the messages before it.
-func (v *verifier) turnTrace(rec agentrt.JSONLRecord, t turnRecord) {
+func (v *verifier) turnTrace(rec agentrt.JSONLLine, t turnRecord) {
 	if t.Turn < 1 {
 		v.add(rec.Line, "record", "turn %d (turns count from 1)", t.Turn)
 	}
@@ -242,7 +242,7 @@ func (v *verifier) turnTrace(rec agentrt.JSONLRecord, t turnRecord) {
 
 // decode decodes a record's data into p, reporting a body of the wrong
 // shape.
-func (v *verifier) decode(rec agentrt.JSONLRecord, p any) bool {
+func (v *verifier) decode(rec agentrt.JSONLLine, p any) bool {
 	if err := json.Unmarshal(rec.Data, p); err != nil {
 		v.add(rec.Line, "record", "a %q record whose data does not decode: %v", rec.Kind, err)
 		return false
@@ -252,7 +252,7 @@ func (v *verifier) decode(rec agentrt.JSONLRecord, p any) bool {
 
 // use returns the call a record names, reporting an unknown one or a tool
 // name that does not match.
-func (v *verifier) use(rec agentrt.JSONLRecord, id, tool string) *useState {
+func (v *verifier) use(rec agentrt.JSONLLine, id, tool string) *useState {
 	u := v.uses[id]
 	if u == nil {
 		v.add(rec.Line, "record", "a %q record names tool_use %q, which no message before it has", rec.Kind, id)
@@ -264,7 +264,7 @@ func (v *verifier) use(rec agentrt.JSONLRecord, id, tool string) *useState {
 	return u
 }
 
-func (v *verifier) message(rec agentrt.JSONLRecord) {
+func (v *verifier) message(rec agentrt.JSONLLine) {
 	m := rec.Message
 	v.msgs++
 	switch m.Role {

@@ -775,7 +775,7 @@ func (c *cli) recap(ctx context.Context) {
 		task, answer string
 		intr         *interruption
 	)
-	for r, err := range c.store.Records(ctx, c.id) {
+	for r, err := range c.store.Lines(ctx, c.id) {
 		if err != nil {
 			return
 		}
@@ -841,15 +841,17 @@ type sessionMeta struct {
 // sessionRoot returns the root directory recorded in the session's
 // header, or "" if there is none.
 func (c *cli) sessionRoot(ctx context.Context) string {
-	for r, err := range c.store.Records(ctx, c.id) {
-		if err != nil || r.Header == nil {
+	for r, err := range c.store.Lines(ctx, c.id) {
+		if err != nil || r.Kind != agentrt.RecordHeader {
 			return ""
 		}
-		var m sessionMeta
-		if json.Unmarshal(r.Header.Metadata, &m) != nil {
+		var h struct {
+			Metadata sessionMeta `json:"metadata"`
+		}
+		if json.Unmarshal(r.Raw, &h) != nil {
 			return ""
 		}
-		return m.Root
+		return h.Metadata.Root
 	}
 	return ""
 }
