@@ -83,7 +83,8 @@ type Agent struct {
 	// planner, passed to the Compressor; 0 means none.
 	ContextTokens int
 	// TokenCounter counts the tokens of messages for the Compressor; nil
-	// means EstimateTokens.
+	// means an estimate of about four bytes a token, plus a few per
+	// message and block (it over-estimates more often than not).
 	TokenCounter func([]Message) int
 	// Hooks are called around runs, turns, planner calls and tool calls;
 	// see Hooks. With none, the hook machinery costs nothing.

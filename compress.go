@@ -30,8 +30,8 @@ type CompressRequest struct {
 	// Budget is the number of tokens the returned messages should fit in
 	// (Agent.ContextTokens); 0 means no budget.
 	Budget int
-	// Count estimates the tokens of messages: Agent.TokenCounter, or
-	// [EstimateTokens].
+	// Count estimates the tokens of messages: Agent.TokenCounter, or the
+	// default estimate. It is never nil.
 	Count func([]Message) int
 	// Previous is the last compaction of this session (from this run, or
 	// recorded in the store by an earlier one), or nil.
@@ -66,12 +66,12 @@ type Compaction struct {
 	Summary string `json:"summary"`
 }
 
-// EstimateTokens is the default token estimate: about four bytes of text
-// per token (the usual rule of thumb for English and code with BPE
-// tokenizers), plus a few tokens of overhead per message and block. It
-// over-estimates more often than not, which is the safe side for a budget.
-// Set Agent.TokenCounter to use a real tokenizer.
-func EstimateTokens(msgs []Message) int {
+// estimateTokens is the default token estimate ([Agent.TokenCounter]):
+// about four bytes of text per token (the usual rule of thumb for English
+// and code with BPE tokenizers), plus a few tokens of overhead per message
+// and block. It over-estimates more often than not, which is the safe side
+// for a budget.
+func estimateTokens(msgs []Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += 4 + (len(m.Content)+3)/4

@@ -267,7 +267,7 @@ func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() [
 	e.messages++
 	if !e.titled {
 		if p, _ := parseLine(read(), false, l); p == lineOK && l.Message.Role == RoleUser {
-			e.title, e.titled = Title([]Message{*l.Message}), true
+			e.title, e.titled = title([]Message{*l.Message}), true
 		}
 	}
 }

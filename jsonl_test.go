@@ -627,7 +627,7 @@ func TestJSONLList(t *testing.T) {
 	require.NoError(t, s.AppendRecord(ctx, "b", agentrt.Record{Kind: "usage", Data: json.RawMessage(`{}`)}))
 	got = list()
 	assert.Equal(t, agentrt.SessionInfo{ID: "b", Created: at(2), Updated: at(7), Messages: 3,
-		Title: agentrt.Title([]agentrt.Message{agentrt.NewUserMessage(long)})}, got["b"])
+		Title: strings.Repeat("word ", 11) + "word…"}, got["b"])
 	infos, err := s.List(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"b", "empty", "a"}, []string{infos[0].ID, infos[1].ID, infos[2].ID})

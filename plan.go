@@ -150,7 +150,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	}
 	count := r.agent.TokenCounter
 	if count == nil {
-		count = EstimateTokens
+		count = estimateTokens
 	}
 	creq := &CompressRequest{
 		SessionID: r.sessionID,

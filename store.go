@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // SessionStore keeps sessions: the ordered messages of each conversation.
@@ -48,7 +50,9 @@ type SessionInfo struct {
 	Created  time.Time
 	Updated  time.Time
 	Messages int
-	// Title is the first user message, shortened.
+	// Title is the Content of the first user message, on one line (each
+	// run of white space is one space), cut to 60 characters with "…" as
+	// the 60th when it is longer; "" when there is none.
 	Title string
 }
 
@@ -244,7 +248,7 @@ func (s *MemoryStore) List(context.Context) ([]SessionInfo, error) {
 	for id, ss := range s.sessions {
 		infos = append(infos, SessionInfo{
 			ID: id, Created: ss.created, Updated: ss.updated,
-			Messages: len(ss.msgs), Title: Title(ss.msgs),
+			Messages: len(ss.msgs), Title: title(ss.msgs),
 		})
 	}
 	slices.SortFunc(infos, func(a, b SessionInfo) int {
@@ -317,17 +321,11 @@ func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record
 	return []Record{}, nil
 }
 
-// Title returns a session's title: its first user message on one line,
-// shortened to 60 characters.
-func Title(msgs []Message) string {
+// title returns a session's title ([SessionInfo.Title]).
+func title(msgs []Message) string {
 	for _, m := range msgs {
 		if m.Role == RoleUser {
-			t := strings.Join(strings.Fields(m.Content), " ")
-			if utf8.RuneCountInString(t) > 60 {
-				r := []rune(t)
-				t = string(r[:59]) + "…"
-			}
-			return t
+			return textcut.Title(m.Content)
 		}
 	}
 	return ""

@@ -123,13 +123,13 @@ func (r *run) tracePlan(view, full []Message) {
 		if t.estN > len(full) {
 			t.estN, t.est = 0, 0
 		}
-		t.est += EstimateTokens(full[t.estN:])
+		t.est += estimateTokens(full[t.estN:])
 		t.estN = len(full)
 		t.tokens = t.est
 	} else {
 		count := r.agent.TokenCounter
 		if count == nil {
-			count = EstimateTokens
+			count = estimateTokens
 		}
 		t.tokens = count(view)
 	}

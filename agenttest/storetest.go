@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // maxSessionIDLen is the longest session id agentrt accepts (see
@@ -41,8 +42,8 @@ const maxSessionIDLen = 128
 //     so that sessions can move between stores; unusual valid ids work and
 //     do not collide;
 //   - List: one entry per session, with message count, title (as
-//     [agentrt.Title]), created and updated times, most recently updated
-//     first;
+//     [agentrt.SessionInfo.Title] says), created and updated times, most
+//     recently updated first;
 //   - Delete: the session is gone, deleting it again is not an error;
 //   - appends from many goroutines, to different sessions and to one
 //     session, lose nothing and keep each goroutine's order (run with -race);
@@ -339,7 +340,7 @@ func testList(t *testing.T, s agentrt.SessionStore) {
 		if info.Messages != len(msgs) {
 			t.Errorf("%s: Messages = %d, want %d", info.ID, info.Messages, len(msgs))
 		}
-		if want := agentrt.Title(msgs); info.Title != want {
+		if want := sessionTitle(msgs); info.Title != want {
 			t.Errorf("%s: Title = %q, want %q", info.ID, info.Title, want)
 		}
 		if info.Created.IsZero() || info.Updated.IsZero() {
@@ -639,4 +640,15 @@ func testSyncer(t *testing.T, s agentrt.SessionStore) {
 		t.Errorf("Sync of a missing session: %v", err)
 	}
 	checkMessages(t, "Load after Sync", []agentrt.Message{agentrt.NewUserMessage("x")}, mustLoad(t, s, "synced"))
+}
+
+// sessionTitle is the title SessionInfo.Title documents: the first user
+// message's Content on one line, cut to 60 characters.
+func sessionTitle(msgs []agentrt.Message) string {
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleUser {
+			return textcut.Title(m.Content)
+		}
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // TestStore must pass a correct store and fail each broken one, in the
@@ -183,7 +184,7 @@ func (s *faultyStore) List(context.Context) ([]agentrt.SessionInfo, error) {
 	defer s.mu.Unlock()
 	var infos []agentrt.SessionInfo
 	for id, ss := range s.sessions {
-		info := agentrt.SessionInfo{ID: id, Created: ss.created, Updated: ss.updated, Messages: len(ss.msgs), Title: agentrt.Title(ss.msgs)}
+		info := agentrt.SessionInfo{ID: id, Created: ss.created, Updated: ss.updated, Messages: len(ss.msgs), Title: firstUserTitle(ss.msgs)}
 		if s.fault == "count-all" {
 			info.Messages += len(ss.records)
 		}
@@ -316,4 +317,13 @@ func TestScriptIDsUniqueAcrossResume(t *testing.T) {
 		}
 	}
 	require.Len(t, seen, 2)
+}
+
+func firstUserTitle(msgs []agentrt.Message) string {
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleUser {
+			return textcut.Title(m.Content)
+		}
+	}
+	return ""
 }

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/textcut"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -190,7 +191,7 @@ func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Messag
 	}
 	var title *string
 	if msg.Role == agentrt.RoleUser {
-		t := agentrt.Title([]agentrt.Message{msg})
+		t := textcut.Title(msg.Content)
 		title = &t
 	}
 	_, err = s.exec(ctx, appendSQL, sessionID, kindMessage, 1, string(msg.Role), title, string(body))
@@ -473,13 +474,13 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 			SELECT $2, seq, kind, role, body, created FROM agentrt_entries WHERE session_id = $1 AND seq < $3`, src, dst, end); err != nil {
 			return err
 		}
-		// The title, as agentrt.Title computes it.
+		// The title, as agentrt.SessionInfo.Title says.
 		var first *string
 		if err := tx.QueryRow(ctx, `SELECT title FROM agentrt_sessions WHERE id = $1`, dst).Scan(&first); err != nil {
 			return err
 		}
 		if first != nil {
-			t := agentrt.Title([]agentrt.Message{agentrt.NewUserMessage(*first)})
+			t := textcut.Title(*first)
 			if _, err := tx.Exec(ctx, `UPDATE agentrt_sessions SET title = $2 WHERE id = $1`, dst, t); err != nil {
 				return err
 			}
