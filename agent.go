@@ -48,7 +48,8 @@ type Agent struct {
 	Instructions string
 	// Tools are the tools the model may call. Names must be unique.
 	Tools []Tool
-	// Planner chooses each next step; usually ModelPlanner(provider).
+	// Planner chooses each next step; usually a provider adapter, such
+	// as openai.New(client, "gpt-4.1-mini", nil).
 	Planner Planner
 	// Permission decides whether each tool call may run. Nil means
 	// AllowReadOnly(): read-only tools run, write tools are denied.

@@ -191,12 +191,13 @@ func windowCut(msgs []Message, from, budget, max int, count func([]Message) int)
 // history stays on disk, and it is reused turn after turn until the
 // messages after it outgrow the threshold again.
 //
-// Provider is required. A Summarizer keeps no state of its own (the
+// Planner is required. A Summarizer keeps no state of its own (the
 // summary travels in the session), so one value may serve any number of
 // agents and runs at once.
 type Summarizer struct {
-	// Provider writes the summaries. Required.
-	Provider Provider
+	// Planner writes the summaries: a provider adapter, for a model that
+	// need not be the agent's. Required.
+	Planner Planner
 	// Threshold is the token count of unsummarized history above which a
 	// new summary is made; 0 means the request's Budget, or 8000.
 	Threshold int
@@ -262,8 +263,8 @@ func (s *Summarizer) view(msgs []Message, c *Compaction) []Message {
 }
 
 func (s *Summarizer) summarize(ctx context.Context, msgs []Message, prev *Compaction, start, cut int) (string, error) {
-	if s.Provider == nil {
-		return "", fmt.Errorf("agentrt: Summarizer has no Provider")
+	if s.Planner == nil {
+		return "", fmt.Errorf("agentrt: Summarizer has no Planner")
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "The user's goal: %s\n\n", msgs[0].Content)
@@ -279,7 +280,7 @@ func (s *Summarizer) summarize(ctx context.Context, msgs []Message, prev *Compac
 	if prompt == "" {
 		prompt = defaultSummaryPrompt
 	}
-	resp, err := s.Provider.Generate(ctx, &ModelRequest{
+	resp, err := s.Planner.Plan(ctx, &ModelRequest{
 		System:   prompt,
 		Messages: []Message{NewUserMessage(sb.String())},
 	})

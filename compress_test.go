@@ -92,7 +92,7 @@ func TestWindowMaxMessages(t *testing.T) {
 // summaryProvider answers summarizing calls with a numbered summary.
 type summaryProvider struct{ calls atomic.Int32 }
 
-func (p *summaryProvider) Generate(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (p *summaryProvider) Plan(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	n := p.calls.Add(1)
 	return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprintf("summary #%d", n)))}, nil
 }
@@ -104,7 +104,7 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	planner := longPlanner(40, func(req *agentrt.ModelRequest) { views = append(views, req.Messages) })
 	store := agentrt.NewMemoryStore()
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 41,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 400}, TokenCounter: countTokens}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "the goal"))
 	require.NoError(t, err)
 	calls := int(sp.calls.Load())
@@ -126,7 +126,7 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	views = nil
 	planner2 := agenttest.Script(agenttest.Reply("resumed"))
 	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner2, Store: store,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 400}, TokenCounter: countTokens}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
 	_, err = agenttest.Collect(ag2.Run(context.Background(), "s", "and now?"))
 	require.NoError(t, err)
 	assert.Equal(t, calls, int(sp.calls.Load()), "no new summary on resume")
@@ -180,7 +180,7 @@ func TestSummarizerResumesFromJSONL(t *testing.T) {
 	sp := &summaryProvider{}
 	planner := longPlanner(30, func(*agentrt.ModelRequest) {})
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 31,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 300}}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 300}}
 	_, err = agenttest.Collect(ag.Run(context.Background(), "long", "the goal"))
 	require.NoError(t, err)
 	made := int(sp.calls.Load())
@@ -192,7 +192,7 @@ func TestSummarizerResumesFromJSONL(t *testing.T) {
 	defer store2.Close()
 	script := agenttest.Script(agenttest.Reply("resumed"))
 	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store2,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 300}}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 300}}
 	_, err = agenttest.Collect(ag2.Run(context.Background(), "long", "and now?"))
 	require.NoError(t, err)
 	assert.Equal(t, made, int(sp.calls.Load()), "the recorded summary is reused, not made again")

@@ -5,7 +5,7 @@
 // # The loop
 //
 // [Agent.Run] appends the user's input to the session, then repeats: the
-// [Planner] (usually [ModelPlanner] on a [Provider] such as OpenAI,
+// [Planner] (usually a provider adapter such as OpenAI,
 // Anthropic or Gemini) returns the next assistant message; each tool_use in
 // it is looked up, its input decoded and validated, checked by the
 // [PermissionChecker], and executed; each result is appended to the

@@ -79,7 +79,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		assertOnePrefix(t, store.Fork(ctx, "missing", "copy", 0))
 	})
 	t.Run("planner errors", func(t *testing.T) {
-		prose := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		prose := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("no JSON here"))}, nil
 		})
 		ag := &agentrt.Agent{Planner: jsonplanner.New(prose, nil)}
@@ -87,7 +87,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		require.ErrorIs(t, err, jsonplanner.ErrUnparsableDecision)
 		assertOnePrefix(t, err)
 
-		failing := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		failing := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return nil, errors.New("agentrt: no summaries today")
 		})
 		mem := agentrt.NewMemoryStore()
@@ -99,7 +99,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		ag = &agentrt.Agent{
 			Planner:    agenttest.Script(agenttest.Reply("hi")),
 			Store:      mem,
-			Compressor: &agentrt.Summarizer{Provider: failing, Threshold: 50, Keep: 20},
+			Compressor: &agentrt.Summarizer{Planner: failing, Threshold: 50, Keep: 20},
 		}
 		_, err = agenttest.Collect(ag.Run(ctx, "summary", "and now?"))
 		assertOnePrefix(t, err)

@@ -169,11 +169,12 @@ func ExampleMemoryStore() {
 	// greeting 2 Hi
 }
 
-// ModelPlanner drives any Provider; here the scripted one of agenttest,
-// which records what it was asked.
-func ExampleModelPlanner() {
+// An Agent's Planner is usually a provider adapter, such as
+// openai.New(client, "gpt-4.1-mini", nil); here it is the scripted planner
+// of agenttest, which records what it was asked.
+func ExamplePlanner() {
 	provider := agenttest.Script(agenttest.Reply("42"))
-	ag := &agentrt.Agent{Instructions: "Be brief.", Planner: agentrt.ModelPlanner(provider)}
+	ag := &agentrt.Agent{Instructions: "Be brief.", Planner: provider}
 	for ev := range ag.Run(context.Background(), "s", "6*7?") {
 		if d, ok := ev.(agentrt.Done); ok {
 			fmt.Println(d.Reason, d.FinalText)
@@ -197,7 +198,7 @@ func ExampleSummarizer() {
 	ag := &agentrt.Agent{
 		Planner:    planner,
 		Store:      store,
-		Compressor: &agentrt.Summarizer{Provider: cheap, Threshold: 10, Keep: 5},
+		Compressor: &agentrt.Summarizer{Planner: cheap, Threshold: 10, Keep: 5},
 	}
 	for _, q := range []string{"Where should I go first?", "And then?", "Which one do you prefer, after all this?"} {
 		for range ag.Run(context.Background(), "trip", q) {

@@ -156,20 +156,20 @@ func TestBeforePlanErrorEndsRun(t *testing.T) {
 }
 
 // TestWrapProvider wraps a provider the way the README says: a
-// ProviderFunc that calls the next one.
+// PlannerFunc that calls the next one.
 func TestWrapProvider(t *testing.T) {
 	t.Parallel()
 	var order []string
-	mw := func(name string) func(agentrt.Provider) agentrt.Provider {
-		return func(next agentrt.Provider) agentrt.Provider {
-			return agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	mw := func(name string) func(agentrt.Planner) agentrt.Planner {
+		return func(next agentrt.Planner) agentrt.Planner {
+			return agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 				order = append(order, name)
-				return next.Generate(ctx, req)
+				return next.Plan(ctx, req)
 			})
 		}
 	}
 	p := mw("outer")(mw("inner")(agenttest.Script(agenttest.Reply("hi"))))
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, "hi", resp.Message.Text())
 	assert.Equal(t, []string{"outer", "inner"}, order)

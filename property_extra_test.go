@@ -533,7 +533,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	var comp agentrt.Compressor
 	sumCalls := 0
 	var sumMu sync.Mutex
-	summarizer := &agentrt.Summarizer{Threshold: 80, Keep: 30, Provider: agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	summarizer := &agentrt.Summarizer{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		sumMu.Lock()
 		sumCalls++
 		n := sumCalls
@@ -630,7 +630,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	if strings.HasSuffix(sc.compressor, "summarizer") {
 		// Resume with a well-behaved Summarizer: it starts from the
 		// compaction recorded by the run, if any.
-		xResume(&ps, reload, sid, after, &agentrt.Summarizer{Threshold: 80, Keep: 30, Provider: agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		xResume(&ps, reload, sid, after, &agentrt.Summarizer{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed summary"))}, nil
 		})})
 	} else {

@@ -322,7 +322,7 @@ func TestParity(t *testing.T) {
 			for i := range 6 {
 				summaries = append(summaries, agenttest.Reply("summary "+strconv.Itoa(i)))
 			}
-			ag.Compressor = &agentrt.Summarizer{Provider: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
+			ag.Compressor = &agentrt.Summarizer{Planner: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
 			ag.LoopGuard.Disabled = true
 		}},
 		{name: "a tool result with an image", steps: []agenttest.Step{

@@ -40,7 +40,7 @@ type WriteIn struct {
 
 func isFriday() bool { return time.Now().Weekday() == time.Friday }
 
-func sixtySeconds(ctx context.Context, provider agentrt.Provider) error {
+func sixtySeconds(ctx context.Context, provider agentrt.Planner) error {
 	type AddIn struct {
 		A int `json:"a" jsonschema:"description=first addend" validate:"required"`
 		B int `json:"b" validate:"required"`
@@ -53,7 +53,7 @@ func sixtySeconds(ctx context.Context, provider agentrt.Provider) error {
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant.",
 		Tools:        []agentrt.Tool{add},
-		Planner:      agentrt.ModelPlanner(provider), // e.g. openai.New(client, "gpt-4.1-mini", nil)
+		Planner:      provider, // e.g. openai.New(client, "gpt-4.1-mini", nil)
 		Permission:   agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
 		MaxTurns:     20,
 	}
@@ -113,8 +113,8 @@ func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
 	return nil
 }
 
-func limits(cheapModel agentrt.Provider) *agentrt.Agent {
-	_ = &agentrt.Summarizer{Provider: cheapModel}
+func limits(cheapModel agentrt.Planner) *agentrt.Agent {
+	_ = &agentrt.Summarizer{Planner: cheapModel}
 	ag := &agentrt.Agent{
 		// ...
 		MaxTurns:      20,                                  // default 20
@@ -128,7 +128,7 @@ func limits(cheapModel agentrt.Provider) *agentrt.Agent {
 			Prices:      agentrt.Prices{Input: 3, Output: 15}, // per million tokens
 			MaxDuration: 10 * time.Minute,
 		},
-		Compressor:    agentrt.Window{}, // or &agentrt.Summarizer{Provider: cheapModel}
+		Compressor:    agentrt.Window{}, // or &agentrt.Summarizer{Planner: cheapModel}
 		ContextTokens: 100_000,
 	}
 	return ag
@@ -240,10 +240,10 @@ func providers(ag *agentrt.Agent) error {
 	}
 	llama := openai.NewCompatible("http://localhost:11434/v1", "ollama", "llama3.2", nil) // Ollama, vLLM, llama.cpp, LM Studio, DeepSeek...
 
-	ag.Planner = agentrt.ModelPlanner(claude) // or gpt, gem, llama
-	_ = []agentrt.Provider{gpt, claude, gem, llama}
+	ag.Planner = claude // or gpt, gem, llama
+	_ = []agentrt.Planner{gpt, claude, gem, llama}
 
-	var inHouse agentrt.Provider = agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	var inHouse agentrt.Planner = agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		text, err := callMyServer(ctx, req.System, req.Messages)
 		if err != nil {
 			return nil, err

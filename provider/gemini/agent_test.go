@@ -63,7 +63,7 @@ func TestAgentWeatherAndCalculator(t *testing.T) {
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools.",
 		Tools:        []agentrt.Tool{weather, calculator},
-		Planner:      agentrt.ModelPlanner(p),
+		Planner:      p,
 		Permission:   agentrt.AllowAll(),
 		Store:        store,
 	}

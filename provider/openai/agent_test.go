@@ -70,7 +70,7 @@ func TestAgentRun(t *testing.T) {
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools.",
 		Tools:        []agentrt.Tool{weather, calculator},
-		Planner:      agentrt.ModelPlanner(srv.provider(nil)),
+		Planner:      srv.provider(nil),
 		Permission:   agentrt.AllowAll(),
 		Store:        store,
 	}
