@@ -188,7 +188,7 @@ func (a *Agent) prepareTools() *prepared {
 	slices.Sort(names)
 	p.names = strings.Join(names, ", ")
 	if p.store == nil {
-		p.store = NewMemoryStore()
+		p.store = &MemoryStore{}
 	}
 	if p.permission == nil {
 		p.permission = AllowReadOnly()

@@ -37,7 +37,7 @@ type WriteIn struct {
 // newAgent returns an agent with a fresh memory store, the script as
 // planner and the given tools.
 func newAgent(script *agenttest.Planner, tools ...agentrt.Tool) (*agentrt.Agent, *agentrt.MemoryStore) {
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	return &agentrt.Agent{
 		Instructions: "test",
 		Tools:        tools,
@@ -499,7 +499,7 @@ func TestRunPlannerErrorLeavesSessionValid(t *testing.T) {
 
 func TestRunResumeRepairsDanglingToolUse(t *testing.T) {
 	t.Parallel()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ctx := context.Background()
 	require.NoError(t, store.Append(ctx, "s1", agentrt.NewUserMessage("write two files")))
 	require.NoError(t, store.Append(ctx, "s1", agentrt.NewAssistantMessage(

@@ -28,7 +28,7 @@ func ExampleAgent_Resume() {
 			}
 			return agentrt.AskLater(), nil
 		}),
-		Store: agentrt.NewMemoryStore(), // or a JSONLStore, shared by processes
+		Store: &agentrt.MemoryStore{}, // or a JSONLStore, shared by processes
 		Planner: agenttest.Script(
 			agenttest.CallTool("write_file", `{"path":"a.txt","text":"hi"}`),
 			agenttest.Reply("done"),

@@ -87,7 +87,7 @@ func approvalsRandomRun(t *testing.T, seed uint64) {
 		}
 		return agentrt.AskLater(), nil
 	})
-	var store agentrt.SessionStore = agentrt.NewMemoryStore()
+	var store agentrt.SessionStore = &agentrt.MemoryStore{}
 	if rng.IntN(2) == 0 {
 		js, err := agentrt.NewJSONLStore(t.TempDir(), nil)
 		require.NoError(t, err)

@@ -123,7 +123,7 @@ func TestAskLaterStopsAndResumes(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			var n notes
-			store := agentrt.NewMemoryStore()
+			store := &agentrt.MemoryStore{}
 			planner := agenttest.Script(
 				agenttest.CallTool("write_note", `{"path":"a.txt","text":"hi"}`),
 				agenttest.Reply("done"),
@@ -178,7 +178,7 @@ func TestResumePartialDecisions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	newAgent := func(steps ...agenttest.Step) *agentrt.Agent {
 		return &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: agenttest.Script(steps...), Permission: askLater, Store: store}
 	}
@@ -237,7 +237,7 @@ func TestPendingThenNewInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(
 		agenttest.CallTool("write_note", `{"path":"x"}`),
 		agenttest.Reply("ok, not writing"),
@@ -256,7 +256,7 @@ func TestPendingThenNewInput(t *testing.T) {
 func TestAskLaterNeedsRecords(t *testing.T) {
 	t.Parallel()
 	var n notes
-	store := struct{ agentrt.SessionStore }{agentrt.NewMemoryStore()} // messages only
+	store := struct{ agentrt.SessionStore }{&agentrt.MemoryStore{}} // messages only
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Permission: askLater, Store: store,
 		Planner: agenttest.Script(agenttest.CallTool("write_note", `{"path":"x"}`), agenttest.Reply("ok"))}
 	evs, done := collect(t, ag.Run(context.Background(), "s", "write x"))
@@ -271,7 +271,7 @@ func TestRememberedDecisions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	newAgent := func(steps ...agenttest.Step) *agentrt.Agent {
 		return &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: agenttest.Script(steps...), Permission: askLater, Store: store}
 	}
@@ -307,7 +307,7 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	asked := 0
 	first := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		asked++
@@ -351,7 +351,7 @@ func TestResumeMixedTurn(t *testing.T) {
 		reads = append(reads, in.Path)
 		return "content of " + in.Path, nil
 	}, agentrt.ReadOnly())
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(
 		agenttest.CallTools(
 			agenttest.ToolUse("read", `{"path":"r1"}`),
@@ -404,7 +404,7 @@ func TestAskLaterInParallelGroup(t *testing.T) {
 		}
 		return agentrt.Allow(), nil
 	})
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(
 		agenttest.CallTools(
 			agenttest.ToolUse("read", `{"path":"r1"}`),
@@ -459,7 +459,7 @@ func TestAskOnWriteAlwaysWithoutRecords(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := struct{ agentrt.SessionStore }{agentrt.NewMemoryStore()} // hides the record methods
+	store := struct{ agentrt.SessionStore }{&agentrt.MemoryStore{}} // hides the record methods
 	asked := 0
 	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		asked++

@@ -34,7 +34,7 @@ func benchPlanner() agentrt.Planner {
 // answer, on the in-memory store.
 func BenchmarkRunToolTurn(b *testing.B) {
 	ctx := context.Background()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -96,7 +96,7 @@ func BenchmarkRunLongSession(b *testing.B) {
 				}
 				return call, nil
 			})
-			store := agentrt.NewMemoryStore()
+			store := &agentrt.MemoryStore{}
 			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
 			ag.LoopGuard.Disabled = true // the same call every turn is the point here
 			b.ReportAllocs()
@@ -135,7 +135,7 @@ func BenchmarkRunGuarded(b *testing.B) {
 					}
 					return calls[req.Turn], nil
 				})
-				store := agentrt.NewMemoryStore()
+				store := &agentrt.MemoryStore{}
 				ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
 				ag.LoopGuard.Disabled = !guarded
 				if guarded {
@@ -164,7 +164,7 @@ func BenchmarkRunGuarded(b *testing.B) {
 // on a handler that discards everything, to measure the hooks' overhead.
 func BenchmarkRunToolTurnLogged(b *testing.B) {
 	ctx := context.Background()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store,
 		Hooks: []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.DiscardHandler))}}
 	b.ReportAllocs()
@@ -184,7 +184,7 @@ func BenchmarkRunToolTurnLogged(b *testing.B) {
 // both alike. The target is a ratio of at most 3.
 func BenchmarkRunVsBare(b *testing.B) {
 	ctx := context.Background()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store}
 	planner := benchPlanner()
 	add := func(_ context.Context, raw json.RawMessage) (string, error) {

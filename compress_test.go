@@ -64,7 +64,7 @@ func TestWindowKeepsLongSessionInBudget(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("turn %d: roles do not alternate", req.Turn))
 		}
 	})
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 501,
 		Compressor: agentrt.Window{}, ContextTokens: budget, TokenCounter: countTokens}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "long", "the goal: add many numbers"))
@@ -102,7 +102,7 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	sp := &summaryProvider{}
 	var views [][]agentrt.Message
 	planner := longPlanner(40, func(req *agentrt.ModelRequest) { views = append(views, req.Messages) })
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 41,
 		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "the goal"))

@@ -223,7 +223,7 @@ func TestDurableMatchesRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			mk := func() *agentrt.Agent {
-				ag := &agentrt.Agent{Tools: tools(), Planner: agenttest.Script(tt.steps()...), Store: agentrt.NewMemoryStore()}
+				ag := &agentrt.Agent{Tools: tools(), Planner: agenttest.Script(tt.steps()...), Store: &agentrt.MemoryStore{}}
 				if tt.agent != nil {
 					tt.agent(ag)
 				}

@@ -43,7 +43,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 	defer store.Close()
 
 	t.Run("invalid session id", func(t *testing.T) {
-		for _, s := range []agentrt.SessionStore{store, agentrt.NewMemoryStore()} {
+		for _, s := range []agentrt.SessionStore{store, &agentrt.MemoryStore{}} {
 			err := runErr(t, s, "../etc")
 			require.ErrorIs(t, err, agentrt.ErrInvalidSessionID)
 			assertOnePrefix(t, err)
@@ -90,7 +90,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		failing := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return nil, errors.New("agentrt: no summaries today")
 		})
-		mem := agentrt.NewMemoryStore()
+		mem := &agentrt.MemoryStore{}
 		for range 3 { // a history to summarize
 			ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply(strings.Repeat("answer ", 40))), Store: mem}
 			_, err := agenttest.Collect(ag.Run(ctx, "summary", strings.Repeat("question ", 40)))

@@ -135,7 +135,7 @@ func ExampleHooks() {
 // session keeps them all.
 func ExampleWindow() {
 	script := agenttest.Script(agenttest.Reply("one"), agenttest.Reply("two"), agenttest.Reply("three"))
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Planner: script, Store: store, Compressor: agentrt.Window{MaxMessages: 2}}
 	for _, q := range []string{"a?", "b?", "c?"} {
 		for range ag.Run(context.Background(), "s", q) {
@@ -153,7 +153,7 @@ func ExampleWindow() {
 
 // The in-memory store, and what a session looks like.
 func ExampleMemoryStore() {
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("Hello!")), Store: store}
 	for range ag.Run(context.Background(), "greeting", "Hi") {
 	}
@@ -194,7 +194,7 @@ func ExamplePlanner() {
 func ExampleSummarizer() {
 	cheap := agenttest.Script(agenttest.Reply("The user asked about Lisbon and Porto."))
 	planner := agenttest.Script(agenttest.Reply("Lisbon."), agenttest.Reply("Porto."), agenttest.Reply("Both."))
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Planner:    planner,
 		Store:      store,
@@ -249,7 +249,7 @@ func ExampleParseOutput() {
 // runtime its span ids; the session's trace records then carry them, so
 // that a line of the session leads to its span.
 func ExampleWithTraceSpan() {
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Tools:   []agentrt.Tool{agentrt.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "12:00", nil }, agentrt.ReadOnly())},
 		Planner: agenttest.Script(agenttest.CallTool("now", `{}`), agenttest.Reply("It is noon.")),

@@ -194,7 +194,7 @@ func TestRunPlannerGoexitEndsTheRunWithAPanicError(t *testing.T) {
 			}
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(use("", "add", `{"a":1,"b":1}`))}, nil
 		})
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store}
 		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 		var pe *agentrt.PanicError
@@ -254,7 +254,7 @@ func (s *failingStore) Sync(context.Context, string) error {
 
 func TestRunFailedFinalSyncIsAnError(t *testing.T) {
 	t.Parallel()
-	store := &failingStore{MemoryStore: agentrt.NewMemoryStore(), failSync: true}
+	store := &failingStore{MemoryStore: &agentrt.MemoryStore{}, failSync: true}
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("hi")), Store: store}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 	require.ErrorContains(t, err, "disk on fire")
@@ -267,7 +267,7 @@ func TestRunCancelDuringAppendEndsCancelledWithEveryResult(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store := &failingStore{MemoryStore: agentrt.NewMemoryStore()}
+	store := &failingStore{MemoryStore: &agentrt.MemoryStore{}}
 	store.onAppend = func(m agentrt.Message) {
 		if m.HasToolUse() {
 			cancel() // between the runtime's check and the store's
@@ -396,7 +396,7 @@ func (s slowLoad) Load(ctx context.Context, id string) ([]agentrt.Message, error
 
 func TestRunTimeBudgetCountsFromTheLoadedSession(t *testing.T) {
 	t.Parallel()
-	store := slowLoad{agentrt.NewMemoryStore(), 50 * time.Millisecond}
+	store := slowLoad{&agentrt.MemoryStore{}, 50 * time.Millisecond}
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("quick")), Store: store,
 		Budget: agentrt.Budget{MaxDuration: 30 * time.Millisecond}}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))

@@ -361,7 +361,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	report := func() string {
 		return fmt.Sprintf("values yielded: %s\nsession after the run:\n%s", propItems(out.items), propMsgs(after))
 	}
-	mem := agentrt.NewMemoryStore()
+	mem := &agentrt.MemoryStore{}
 	open := func() (agentrt.SessionStore, func(), error) {
 		if sc.store == "memory" {
 			return mem, func() {}, nil

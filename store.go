@@ -191,9 +191,6 @@ type memSession struct {
 	recs    [4]Record  // and for its records (a run writes a few)
 }
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
-
 func (s *MemoryStore) session(id string, create bool) *memSession {
 	if s.sessions == nil {
 		if !create {

@@ -12,7 +12,7 @@ import (
 
 func TestMemoryStoreConformance(t *testing.T) {
 	t.Parallel()
-	agenttest.TestStore(t, func(*testing.T) agentrt.SessionStore { return agentrt.NewMemoryStore() })
+	agenttest.TestStore(t, func(*testing.T) agentrt.SessionStore { return &agentrt.MemoryStore{} })
 }
 
 func TestJSONLStoreConformance(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 func TestAgentToolDelegates(t *testing.T) {
 	t.Parallel()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	var wrote []string
 	write := agentrt.NewTool("write", "Writes.", func(_ context.Context, in WriteIn) (string, error) {
 		wrote = append(wrote, in.Path)
@@ -83,7 +83,7 @@ func TestAgentToolCancellation(t *testing.T) {
 	}))
 	specialist := &agentrt.Agent{Planner: childScript}
 	parentScript := agenttest.Script(agenttest.CallTool("helper", `{"task":"x"}`), agenttest.Reply("never"))
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	coordinator := &agentrt.Agent{Tools: []agentrt.Tool{agentrt.AgentTool(specialist, "helper", "Helps.", nil)}, Planner: parentScript, Store: store}
 	_, err := agenttest.Collect(coordinator.Run(ctx, "p", "go"))
 	require.ErrorIs(t, err, context.Canceled)

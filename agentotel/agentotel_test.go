@@ -58,7 +58,7 @@ func TestSpans(t *testing.T) {
 		agenttest.CallTool("fail", `{}`),
 		agenttest.Reply("done").WithUsage(agentrt.Usage{InputTokens: 20, OutputTokens: 5}),
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Name: "calc", Tools: []agentrt.Tool{add, fail}, Planner: describedScript{script}, Store: store,
 		Hooks: []agentrt.Hooks{agentotel.Hooks(tp)}}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "sess-1", "1+2"))

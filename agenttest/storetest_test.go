@@ -292,7 +292,7 @@ func (s *faultyStore) LoadRecords(_ context.Context, id string) ([]agentrt.Recor
 
 func TestScriptIDsUniqueAcrossResume(t *testing.T) {
 	t.Parallel()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	add := agentrt.NewTool("add", "Add.", func(_ context.Context, in struct {
 		A int `json:"a"`
 	}) (int, error) {

@@ -453,7 +453,7 @@ func TestJSONPlannerAgentRun(t *testing.T) {
 		"I'll look it up.\n```json\n{\"action\": \"tool_call\", \"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\",},}\n```",
 		`{"action":"final_answer","answer":"It is 18°C and sunny in Paris."}`,
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Instructions: "You are a weather assistant.",
 		Tools:        []agentrt.Tool{weatherTool()},

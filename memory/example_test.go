@@ -48,7 +48,7 @@ func ExampleHook() {
 	defer mem.Close()
 	memory.Remember(ctx, mem, "ann", "Ann prefers window seats.", "")
 
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		fmt.Println(req.System)
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("A window seat, then."))}, nil

@@ -32,7 +32,7 @@ func TestAgentWithMemory(t *testing.T) {
 	mem := newMem(t)
 	_, err := mem.Put(ctx, "ann", memory.SplitMarkdown("travel.md", "# Travel policy\n\n## Seats\n\nEconomy on flights under six hours.\n")...)
 	require.NoError(t, err)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	newAgent := func(user string, planner agentrt.Planner) *agentrt.Agent {
 		return &agentrt.Agent{
 			Instructions: "You are a travel assistant.",
@@ -229,8 +229,8 @@ func TestHookRefusesAStoreThatCannotKeepRecords(t *testing.T) {
 	assert.PanicsWithValue(t,
 		"memory: Hook: HookOptions.Records is a memory_test.storeWithoutRecords, which cannot keep records (it is not an agentrt.RecordStore)",
 		func() {
-			memory.Hook(s, "u", &memory.HookOptions{Records: storeWithoutRecords{agentrt.NewMemoryStore()}})
+			memory.Hook(s, "u", &memory.HookOptions{Records: storeWithoutRecords{&agentrt.MemoryStore{}}})
 		})
-	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: agentrt.NewMemoryStore()}) })
+	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: &agentrt.MemoryStore{}}) })
 	assert.NotPanics(t, func() { memory.Hook(s, "u", nil) })
 }

@@ -75,7 +75,7 @@ func runInProcess(t *testing.T, ag *agentrt.Agent, session, input string) outcom
 	t.Helper()
 	rec := &recorder{p: ag.Planner}
 	ag.Planner = rec
-	ag.Store = agentrt.NewMemoryStore()
+	ag.Store = &agentrt.MemoryStore{}
 	evs, err := agenttest.Collect(ag.Run(context.Background(), session, input))
 	msgs, lerr := ag.Store.Load(context.Background(), session)
 	require.NoError(t, lerr)
@@ -395,7 +395,7 @@ func TestParitySubAgents(t *testing.T) {
 		child := &agentrt.Agent{
 			Name:  "helper",
 			Tools: []agentrt.Tool{wait},
-			Store: agentrt.NewMemoryStore(),
+			Store: &agentrt.MemoryStore{},
 			Planner: agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 				if len(req.Messages) == 1 {
 					return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock("w1", "wait", json.RawMessage(`{}`)))}, nil
@@ -692,7 +692,7 @@ func TestParityTypedOutput(t *testing.T) {
 			ag := mk()
 			rec := &recorder{p: ag.Planner}
 			ag.Planner = rec
-			ag.Store = agentrt.NewMemoryStore()
+			ag.Store = &agentrt.MemoryStore{}
 			var done agentrt.Done
 			trip, err := agentrt.RunTyped[parityTrip](context.Background(), ag, "s", "Plan Lisbon.", &agentrt.TypedOptions{
 				OnEvent: func(ev agentrt.Event) {

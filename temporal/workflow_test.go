@@ -231,7 +231,7 @@ func TestSeedTask(t *testing.T) {
 	// The same Agent definition gives the same session in-process.
 	f2 := newFixture()
 	inproc := newAgent(f2, seedScript())
-	inproc.Store = agentrt.NewMemoryStore()
+	inproc.Store = &agentrt.MemoryStore{}
 	inprocEvents, err := agenttest.Collect(inproc.Run(context.Background(), "s1", seedQuestion))
 	require.NoError(t, err)
 	want, err := inproc.Store.Load(context.Background(), "s1")

@@ -53,7 +53,7 @@ func run(ctx context.Context, w io.Writer, provider, model string) error {
 	if err != nil {
 		return err
 	}
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 
 	// The specialist knows how to convert units.
 	convert := agentrt.NewTool("to_fahrenheit", "Convert Celsius to Fahrenheit.",

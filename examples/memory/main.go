@@ -128,7 +128,7 @@ func run(ctx context.Context, mem memory.Store, docs fs.FS, questions []string, 
 	fmt.Fprintln(w, "planner: scripted (offline; no model is called)")
 	fmt.Fprintf(w, "ingested %d sections from %d Markdown files\n", n, files)
 
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	agent := func(planner agentrt.Planner) *agentrt.Agent {
 		return &agentrt.Agent{
 			Instructions: "Answer from the documents and cite file and heading.",

@@ -34,7 +34,7 @@ var readmeRuns = map[string]func(t *testing.T) error{
 	},
 	"deferredApprovals": func(t *testing.T) error {
 		var written []string
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		model := agenttest.Script(
 			agenttest.CallTool("write_file", `{"path":"report.txt","text":"all good"}`),
 			agenttest.Reply("written"),

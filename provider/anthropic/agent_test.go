@@ -71,7 +71,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		sseReply(fixture(t, "written/agent-2-calculator-call.sse")),
 		sseReply(fixture(t, "written/agent-3-final-answer.sse")),
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	tools := seedTools()
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",

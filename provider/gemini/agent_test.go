@@ -59,7 +59,7 @@ func TestAgentWeatherAndCalculator(t *testing.T) {
 			}
 			return in.A / in.B, nil
 		}, agentrt.ReadOnly())
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools.",
 		Tools:        []agentrt.Tool{weather, calculator},

@@ -66,7 +66,7 @@ func TestAgentRun(t *testing.T) {
 			}
 			return 0, fmt.Errorf("unknown op %q", in.Op)
 		}, agentrt.ReadOnly())
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools.",
 		Tools:        []agentrt.Tool{weather, calculator},
