@@ -77,7 +77,7 @@ func ExampleAgentTool() {
 		Planner:      agenttest.Script(agenttest.Reply("Lisbon has 7 hills.")),
 	}
 	coordinator := &agentrt.Agent{
-		Tools: []agentrt.Tool{agentrt.AgentTool(researcher, "research", "Ask the researcher.", nil)},
+		Tools: []agentrt.Tool{agentrt.AgentTool(researcher, "research", "Ask the researcher.")},
 		Planner: agenttest.Script(
 			agenttest.CallTool("research", `{"task":"How many hills has Lisbon?"}`),
 			agenttest.Reply("Seven."),

@@ -527,7 +527,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 		newPropTool(plan, "lookup", true, 0, 0),
 		newPropTool(plan, "write", false, 0, 0),
 		big, ping,
-		agentrt.AgentTool(child, "agent", "a sub-agent", nil),
+		agentrt.AgentTool(child, "agent", "a sub-agent"),
 	}
 
 	var comp agentrt.Compressor

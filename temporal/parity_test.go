@@ -404,7 +404,7 @@ func TestParitySubAgents(t *testing.T) {
 			}),
 		}
 		parent := &agentrt.Agent{
-			Tools: []agentrt.Tool{agentrt.AgentTool(child, "delegate", "Delegate a task.", nil)},
+			Tools: []agentrt.Tool{agentrt.AgentTool(child, "delegate", "Delegate a task.")},
 			Planner: agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 				if len(req.Messages) == 1 {
 					task := req.Messages[0].Content

@@ -167,7 +167,7 @@ var scenarios = []scenario{
 			agenttest.CallTool("researcher", `{"task":"Summarize main.go"}`),
 			agenttest.Reply("The researcher says main.go declares an empty main function."),
 		)
-		tool := agentrt.AgentTool(child, "researcher", "Reads files and reports.", nil)
+		tool := agentrt.AgentTool(child, "researcher", "Reads files and reports.")
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{tool}, Planner: p, Store: s}, id, "Ask the researcher about main.go.")
 	}},
 	{id: "crash", layer: timeline.LayerCrash, stopped: timeline.LayerSuccess, record: recordCrash},

@@ -71,7 +71,7 @@ func run(ctx context.Context, w io.Writer, provider, model string) error {
 	coordinator := &agentrt.Agent{
 		Name:         "coordinator",
 		Instructions: "You answer questions, delegating unit conversions to the units agent.",
-		Tools:        []agentrt.Tool{agentrt.AgentTool(units, "units", "Ask the units specialist to convert a quantity.", nil)},
+		Tools:        []agentrt.Tool{agentrt.AgentTool(units, "units", "Ask the units specialist to convert a quantity.")},
 		Store:        store,
 		Hooks:        []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.NewTextHandler(io.Discard, nil)))},
 		Planner:      coordPlanner,

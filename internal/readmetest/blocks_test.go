@@ -164,7 +164,7 @@ func typed(ctx context.Context, ag *agentrt.Agent) error {
 func subAgents(coordinator *agentrt.Agent, unitTools []agentrt.Tool, planner agentrt.Planner) {
 	units := &agentrt.Agent{Name: "units", Instructions: "You convert units.", Tools: unitTools, Planner: planner}
 	coordinator.Tools = append(coordinator.Tools,
-		agentrt.AgentTool(units, "units", "Ask the units specialist.", nil))
+		agentrt.AgentTool(units, "units", "Ask the units specialist."))
 	// the child runs in session "<parent>~units~<tool_use_id>", linked from the parent;
 	// its events arrive as agentrt.SubAgentEvent; the parent's permission checker decides its calls
 }
