@@ -215,7 +215,7 @@ func (a *Agent) prepareTools() *prepared {
 // untouched: [ErrInvalidAgent], [ErrSessionBusy], a session that cannot be
 // loaded, and [ErrEmptyInput]. Every other run ends in one place: each open
 // tool_use gets an is_error result (except the calls a [StopPending] run
-// leaves to a person: see [AskLater] and [Agent.Resume]), the session is
+// leaves to a person: see [Decision.Pending] and [Agent.Resume]), the session is
 // synced, and [Done] is the last event, saying why and in which [Layer]; for StopError and
 // StopCancelled the error follows, once, with a nil event. A limit is not
 // an error ([Done.Err]). Tool failures never end a run; a panic in the

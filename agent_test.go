@@ -223,16 +223,16 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 		in := req.Input.(WriteIn)
 		switch {
 		case strings.HasPrefix(in.Path, "/etc"):
-			return agentrt.Deny("writing under /etc is not allowed"), nil
+			return agentrt.Decision{Reason: "writing under /etc is not allowed"}, nil
 		case strings.HasPrefix(in.Path, "raw:"):
-			return agentrt.AllowWithInput([]byte(`{"path":"sandbox/raw.txt","text":"r"}`)), nil
+			return agentrt.Decision{Allow: true, Input: []byte(`{"path":"sandbox/raw.txt","text":"r"}`)}, nil
 		case strings.HasPrefix(in.Path, "bad:"):
-			return agentrt.AllowWithInput([]byte(`{"text":"no path"}`)), nil
+			return agentrt.Decision{Allow: true, Input: []byte(`{"text":"no path"}`)}, nil
 		case strings.HasPrefix(in.Path, "err:"):
 			return agentrt.Decision{}, errors.New("policy service down")
 		}
 		in.Path = "sandbox/" + in.Path
-		return agentrt.AllowWithInput(in), nil
+		return agentrt.Decision{Allow: true, Input: in}, nil
 	})
 	script := agenttest.Script(
 		agenttest.CallTools(

@@ -10,7 +10,7 @@ import (
 )
 
 // Deferred approvals: a permission checker may leave a call to a person
-// (AskLater). The run then decides the turn's later calls without running
+// (Decision.Pending). The run then decides the turn's later calls without running
 // any, records the open calls in a "pending" record, and stops with
 // StopPending, leaving those tool_uses unanswered (nothing plans until
 // they are). Resume gives the person's decisions; each is recorded (and
@@ -182,6 +182,9 @@ func (r *run) askRemembered(c *call, req *PermissionRequest, check func() Decisi
 		req.Remembered = r.remembered(c)
 	}
 	d := check()
+	if d.Source == "" {
+		d.Source = "policy"
+	}
 	if d.Pending {
 		if m := r.remembered(c); m != nil {
 			return *m

@@ -24,9 +24,9 @@ func ExampleAgent_Resume() {
 		// Read-only tools run; a person decides on every write.
 		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 			if req.Tool.ReadOnly {
-				return agentrt.Allow(), nil
+				return agentrt.Decision{Allow: true}, nil
 			}
-			return agentrt.AskLater(), nil
+			return agentrt.Decision{Pending: true}, nil
 		}),
 		Store: &agentrt.MemoryStore{}, // or a JSONLStore, shared by processes
 		Planner: agenttest.Script(

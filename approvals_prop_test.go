@@ -81,11 +81,11 @@ func approvalsRandomRun(t *testing.T, seed uint64) {
 	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		switch verdict[req.Input.(numIn).N] {
 		case allow:
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		case deny:
-			return agentrt.Deny("no"), nil
+			return agentrt.Decision{Reason: "no"}, nil
 		}
-		return agentrt.AskLater(), nil
+		return agentrt.Decision{Pending: true}, nil
 	})
 	var store agentrt.SessionStore = &agentrt.MemoryStore{}
 	if rng.IntN(2) == 0 {

@@ -47,9 +47,9 @@ func (n *notes) paths() []string {
 // askLater defers every write tool call to a person.
 var askLater = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	}
-	return agentrt.AskLater(), nil
+	return agentrt.Decision{Pending: true}, nil
 })
 
 func collect(t *testing.T, seq func(func(agentrt.Event, error) bool)) ([]agentrt.Event, agentrt.Done) {
@@ -400,9 +400,9 @@ func TestAskLaterInParallelGroup(t *testing.T) {
 	}, agentrt.ReadOnly())
 	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		if strings.Contains(string(req.RawInput), "secret") {
-			return agentrt.AskLater(), nil
+			return agentrt.Decision{Pending: true}, nil
 		}
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
 	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(

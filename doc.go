@@ -40,7 +40,7 @@
 // tool_use and in order, before the next planner call and before [Done]:
 // when an event is yielded, every tool_use of an earlier turn has its result
 // in the store. The one exception is a run that stops with [StopPending]:
-// the calls it leaves to a person ([AskLater]) stay open, recorded as
+// the calls it leaves to a person ([Decision.Pending]) stay open, recorded as
 // pending, until [Agent.Resume] decides them; no planner call happens
 // before they are answered. Ids are made unique by construction, and user callbacks
 // (planners, tools, checkers, hooks) run where a panic or a Goexit in them

@@ -187,9 +187,9 @@ func TestDurableMatchesRun(t *testing.T) {
 			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 				n++
 				if n == 1 {
-					return agentrt.Deny("no"), nil
+					return agentrt.Decision{Reason: "no"}, nil
 				}
-				return agentrt.AllowWithInput(noteIn{Text: "rewritten"}), nil
+				return agentrt.Decision{Allow: true, Input: noteIn{Text: "rewritten"}}, nil
 			})
 		}},
 		{name: "hook blocks", steps: func() []agenttest.Step {

@@ -126,7 +126,7 @@ const (
 	// answer did not match the expected output; the error follows Done.
 	StopError StopReason = "error"
 	// StopPending: the permission checker left calls to a person
-	// ([AskLater]). They are recorded in the session and listed in
+	// ([Decision.Pending]). They are recorded in the session and listed in
 	// Done.Pending, unanswered; [Agent.Resume] continues the run with the
 	// person's decisions.
 	StopPending StopReason = "pending"

@@ -28,13 +28,13 @@ func ExamplePermissionFunc() {
 		),
 		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 			if req.Tool.ReadOnly {
-				return agentrt.Allow(), nil
+				return agentrt.Decision{Allow: true}, nil
 			}
 			in, ok := req.Input.(WriteIn)
 			if !ok || strings.HasPrefix(in.Path, "/etc") {
-				return agentrt.Deny("only write_file outside /etc is allowed"), nil
+				return agentrt.Decision{Reason: "only write_file outside /etc is allowed"}, nil
 			}
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}),
 	}
 	for ev := range ag.Run(context.Background(), "s", "Write two files.") {

@@ -294,7 +294,7 @@ func TestRunCheckerMayKeepTheRequest(t *testing.T) {
 	ag, store := newAgent(script, write)
 	ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		kept = append(kept, req)
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
 	_, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)

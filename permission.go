@@ -27,13 +27,19 @@ type PermissionRequest struct {
 	// Remembered is the decision a person made earlier in this session
 	// for calls like this one (an "always", see [Decision.Always]), or
 	// nil. A checker that would ask a person may return it instead; the
-	// runtime applies it itself to a call the checker defers ([AskLater]).
+	// runtime applies it itself to a call the checker defers ([Decision.Pending]).
 	Remembered *Decision
 }
 
-// Decision is a permission checker's answer, a plain value. The zero value
-// denies, with no reason. An Input it carries goes to the tool as it is: do
-// not modify it afterwards.
+// Decision is a permission checker's answer, a plain value:
+//
+//	agentrt.Decision{Allow: true}                   // the call runs
+//	agentrt.Decision{Allow: true, Input: fixed}     // it runs on another input
+//	agentrt.Decision{Reason: "not on Fridays"}      // it is refused; the model sees why
+//	agentrt.Decision{Pending: true}                 // a person decides later
+//
+// The zero value denies, with no reason. An Input it carries goes to the
+// tool as it is: do not modify it afterwards.
 type Decision struct {
 	// Allow lets the call run.
 	Allow bool
@@ -44,17 +50,23 @@ type Decision struct {
 	// is decoded and validated again.
 	Input any
 	// Source says who decided: "policy", "user", "remembered", "hook" or
-	// a name of the checker's choosing. It is reported in events and the
-	// session's audit records.
+	// a name of the checker's choosing; a checker that leaves it empty
+	// reports "policy". It is reported in events and the session's audit
+	// records.
 	Source string
-	// Pending, set by [AskLater], neither allows nor denies the call: a
-	// person decides later. The run stops with StopPending; see
-	// [Agent.Resume]. Allow, Reason and Input are then ignored.
+	// Pending neither allows nor denies the call: it leaves it to a
+	// person, who answers later, possibly from another process. The run
+	// records the call as pending in the session, stops with
+	// [StopPending] (its Done lists the pending calls) and releases the
+	// session; [Agent.Resume] continues it with the person's [Approval]s.
+	// Allow, Reason and Input are then ignored. A store that cannot keep
+	// records (no [RecordStore]) cannot hold a pending call: the call is
+	// then denied, saying so.
 	Pending bool
 	// Always remembers a person's decision for the rest of the session,
 	// for later calls of the same tool (of every tool with AnyTool) whose
 	// input matches Pattern: the runtime applies it, with Source
-	// "remembered", to such a call the checker defers ([AskLater]), and
+	// "remembered", to such a call the checker defers ([Decision.Pending]), and
 	// passes it to the checker as PermissionRequest.Remembered
 	// ([AskOnWrite] answers with it instead of asking). The rule is
 	// recorded in the session's permission record, so it holds on every
@@ -70,25 +82,6 @@ type Decision struct {
 	// nothing.
 	Pattern string
 }
-
-// AskLater returns a decision that leaves the call to a person, who
-// answers later, possibly from another process: the run records the call
-// as pending in the session, stops with [StopPending] (its Done lists the
-// pending calls) and releases the session; [Agent.Resume] continues it
-// with the person's [Approval]s. A store that cannot keep records
-// ([RecordStore]) cannot hold a pending call: the
-// call is then denied, saying so.
-func AskLater() Decision { return Decision{Pending: true, Source: "policy"} }
-
-// Allow returns a decision that lets the call run.
-func Allow() Decision { return Decision{Allow: true, Source: "policy"} }
-
-// Deny returns a decision that refuses the call; the model sees reason.
-func Deny(reason string) Decision { return Decision{Reason: reason, Source: "policy"} }
-
-// AllowWithInput returns a decision that lets the call run on input instead
-// of what the model sent.
-func AllowWithInput(input any) Decision { return Decision{Allow: true, Input: input, Source: "policy"} }
 
 // PermissionChecker decides whether a tool call may run. It is called once
 // per tool call, after the input was decoded and validated, and never

@@ -258,21 +258,21 @@ func propChecker(plan *propPlan) agentrt.PermissionChecker {
 		case fPanic, fGoexit, fError:
 			return agentrt.Decision{}, plan.act("perm", in.K, f)
 		case fNone:
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
 		plan.record(propFired{Kind: "perm", Key: in.K, Mode: f})
 		switch f {
 		case fBlock:
-			return agentrt.Deny("injected denial"), nil
+			return agentrt.Decision{Reason: "injected denial"}, nil
 		case fRewrite:
 			in.RW = true
 			raw, _ := json.Marshal(in)
-			return agentrt.AllowWithInput(json.RawMessage(raw)), nil
+			return agentrt.Decision{Allow: true, Input: json.RawMessage(raw)}, nil
 		case fRewriteTyped:
 			in.RW = true
-			return agentrt.AllowWithInput(in), nil
+			return agentrt.Decision{Allow: true, Input: in}, nil
 		default: // fRewriteBad
-			return agentrt.AllowWithInput(json.RawMessage(`{"k":1}`)), nil
+			return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"k":1}`)}, nil
 		}
 	})
 }

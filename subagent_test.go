@@ -37,9 +37,9 @@ func TestAgentToolDelegates(t *testing.T) {
 		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 			asked = append(asked, req.Tool.Name+"@"+req.SessionID)
 			if req.Tool.Name == "write" {
-				return agentrt.Deny("no writes today"), nil
+				return agentrt.Decision{Reason: "no writes today"}, nil
 			}
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		})}
 	events, err := agenttest.Collect(coordinator.Run(context.Background(), "p1", "what is 20+22?"))
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestAgentToolOwnPermissionAndOptions(t *testing.T) {
 		Planner: agenttest.Script(agenttest.CallTool("write", `{"path":"a.txt"}`), agenttest.Reply("done")),
 		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 			childAsked = append(childAsked, req.Tool.Name)
-			return agentrt.Deny("the child says no"), nil
+			return agentrt.Decision{Reason: "the child says no"}, nil
 		})}
 	delegate := agentrt.AgentTool(specialist, "writer", "Writes for you.", agentrt.ReadOnly(), agentrt.WithTimeout(time.Minute))
 	assert.True(t, delegate.Spec().ReadOnly, "ReadOnly marks it read-only although the child has a write tool")
@@ -96,7 +96,7 @@ func TestAgentToolOwnPermissionAndOptions(t *testing.T) {
 		Planner: agenttest.Script(agenttest.CallTool("writer", `{"task":"write a.txt"}`), agenttest.Reply("ok")),
 		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 			parentAsked = append(parentAsked, req.Tool.Name)
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		})}
 	events, err := agenttest.Collect(coordinator.Run(context.Background(), "own", "write it"))
 	require.NoError(t, err)

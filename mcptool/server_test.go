@@ -150,20 +150,20 @@ func TestServerPermission(t *testing.T) {
 	perm := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		asked = append(asked, req)
 		if req.Tool.ReadOnly {
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
 		in := req.Input.(noteIn)
 		switch {
 		case strings.Contains(in.Text, "secret"):
-			return agentrt.Deny("no secrets in notes"), nil
+			return agentrt.Decision{Reason: "no secrets in notes"}, nil
 		case strings.Contains(in.Text, "shout"):
-			return agentrt.AllowWithInput(noteIn{Text: strings.ToUpper(in.Text)}), nil
+			return agentrt.Decision{Allow: true, Input: noteIn{Text: strings.ToUpper(in.Text)}}, nil
 		case strings.Contains(in.Text, "raw"):
-			return agentrt.AllowWithInput(json.RawMessage(`{"text":"rewritten"}`)), nil
+			return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"text":"rewritten"}`)}, nil
 		case strings.Contains(in.Text, "error"):
 			return agentrt.Decision{}, errors.New("checker unavailable")
 		}
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
 	cs := serve(t, mcptool.NewServer(nb.tools(), &mcptool.ServerOptions{Permission: perm}))
 
@@ -197,7 +197,7 @@ func TestServerDenialWording(t *testing.T) {
 	t.Parallel()
 	delegating := agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		if strings.Contains(req.Input.(noteIn).Text, "secret") {
-			return agentrt.Deny("no secrets in notes"), nil
+			return agentrt.Decision{Reason: "no secrets in notes"}, nil
 		}
 		return agentrt.AllowReadOnly().Check(ctx, req)
 	})

@@ -160,11 +160,11 @@ var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.
 	in, _ := req.Input.(modeIn)
 	switch in.Mode {
 	case "deny":
-		return agentrt.Deny("denied " + strconv.Itoa(in.N)), nil
+		return agentrt.Decision{Reason: "denied " + strconv.Itoa(in.N)}, nil
 	case "rewrite":
-		return agentrt.AllowWithInput(json.RawMessage(`{"mode":"ok","n":99}`)), nil
+		return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"mode":"ok","n":99}`)}, nil
 	case "rewritevalue":
-		return agentrt.AllowWithInput(modeIn{Mode: "ok", N: 98}), nil
+		return agentrt.Decision{Allow: true, Input: modeIn{Mode: "ok", N: 98}}, nil
 	case "checkerror":
 		return agentrt.Decision{}, errors.New("checker broke")
 	case "checkpanic":

@@ -632,7 +632,7 @@ func (w *wfRun) remembered(c *wfCall) (agentrt.Decision, bool) {
 }
 
 // approve waits for a person's approval of a call (PolicyAsk, or a
-// checker's AskLater). An allowed call's input may be the person's edit,
+// checker's pending decision). An allowed call's input may be the person's edit,
 // set in c.input.
 func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, error) {
 	if d, ok := w.remembered(c); ok {

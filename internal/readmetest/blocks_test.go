@@ -78,22 +78,22 @@ func permissions(ag *agentrt.Agent) {
 	ag.Permission = agentrt.AllowAll()                                             // trusted setups only
 	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
 		in, ok := req.Input.(WriteIn) // the decoded, validated input of write_file
 		if !ok || strings.HasPrefix(in.Path, "/etc") {
-			return agentrt.Deny("only write_file outside /etc is allowed"), nil
+			return agentrt.Decision{Reason: "only write_file outside /etc is allowed"}, nil
 		}
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
 }
 
 func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
 	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
-		return agentrt.AskLater(), nil // a person decides, in a browser, maybe tomorrow
+		return agentrt.Decision{Pending: true}, nil // a person decides, in a browser, maybe tomorrow
 	})
 	var pending []*agentrt.PermissionRequest
 	for ev, err := range ag.Run(ctx, "s1", "Write the report.") {

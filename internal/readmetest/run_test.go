@@ -236,7 +236,7 @@ func TestRunBlockCatchesPanics(t *testing.T) {
 		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
 			in := req.Input.(WriteIn)
 			_ = in
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}),
 		Planner: agenttest.Script(agenttest.CallTool("read_file", `{"path":"a"}`), agenttest.Reply("ok")),
 	}
