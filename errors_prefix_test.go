@@ -71,8 +71,8 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		damaged := lines[0] + "{not json\n" + strings.Join(lines[1:], "")
 		require.NoError(t, os.WriteFile(path, []byte(damaged), 0o600))
 		err = runErr(t, store, "damaged")
-		var corrupt *agentrt.CorruptLineError
-		require.True(t, errors.As(err, &corrupt), "%v", err)
+		var corrupt *agentrt.JSONLLineError
+		require.True(t, errors.As(err, &corrupt) && !corrupt.Tail, "%v", err)
 		assertOnePrefix(t, err)
 	})
 	t.Run("fork of a missing session", func(t *testing.T) {

@@ -64,10 +64,10 @@ type JSONLOptions struct {
 	Durability Durability
 
 	// OnWarning, when set, receives what the store tolerated rather than
-	// failed on: a [*TruncatedTailError] for the damaged last line a crash
-	// left (each time a read skips it, and once when an append removes
-	// it), a [*CorruptLineError] for a damaged session that List could
-	// only count roughly, and errors that have no caller to go to (a
+	// failed on: a [*JSONLLineError] with Tail set for the damaged last
+	// line a crash left (each time a read skips it, and once when an
+	// append removes it), one without Tail for a damaged session that List
+	// could only count roughly, and errors that have no caller to go to (a
 	// failed fsync when a lock is released). It may be called from several
 	// goroutines at once and must not call the store.
 	OnWarning func(error)
@@ -91,8 +91,9 @@ type JSONLOptions struct {
 // [Durability]).
 //
 // A crash-truncated last line is skipped, reported to
-// [JSONLOptions.OnWarning] as a [*TruncatedTailError] and removed by the
-// next append; damage anywhere else fails Load with a [*CorruptLineError]
+// [JSONLOptions.OnWarning] as a [*JSONLLineError] with Tail set and
+// removed by the next append; damage anywhere else fails Load with a
+// [*JSONLLineError]
 // ("Reading, and what a crash leaves" in the format document). Lock keeps a
 // session to one run, in this process and across processes ("Locking");
 // Append does not take it. All file access goes through an [os.Root] on dir,
@@ -416,7 +417,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		tail := &TruncatedTailError{File: s.path(id), Line: line + 1, Offset: cut, Repaired: true}
+		tail := &JSONLLineError{File: s.path(id), Line: line + 1, Offset: cut, Tail: true, Repaired: true}
 		tail.Err = s.tailCause(f, cut, size)
 		if err := f.Truncate(cut); err != nil {
 			return 0, wrapf(err, "removing the damaged tail of %s", s.path(id))
@@ -466,7 +467,7 @@ func (s *JSONLStore) tailCause(f *os.File, cut, size int64) error {
 // inspectTail applies the read rules to the end of a file of the given
 // size, reading only its last lines. It returns the length the file must
 // be cut to (size when nothing is wrong) and the seq of the next record.
-// A bad line that reading would not drop is a *CorruptLineError.
+// A bad line that reading would not drop is a *JSONLLineError.
 func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next int64, err error) {
 	if size == 0 {
 		return 0, 1, nil
@@ -506,7 +507,7 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 		if cerr != nil {
 			return 0, 0, cerr
 		}
-		return 0, 0, &CorruptLineError{File: s.path(id), Line: line + 1, Offset: start, Err: perr}
+		return 0, 0, &JSONLLineError{File: s.path(id), Line: line + 1, Offset: start, Err: perr}
 	}
 }
 
@@ -597,7 +598,7 @@ func (s *JSONLStore) openRead(id string) (*os.File, int64, error) {
 
 // scan reads the session file and calls fn for each good line; a damaged
 // tail is returned (not reported). A missing file reads as no lines.
-func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*TruncatedTailError, error) {
+func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*JSONLLineError, error) {
 	f, size, err := s.openRead(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -613,7 +614,7 @@ func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off i
 // exist loads as an empty slice. Records of other kinds are skipped, those
 // of kinds this version does not know included. A damaged last line is
 // skipped and reported to OnWarning; any other damage is a
-// [*CorruptLineError]. Load streams the file: it holds one line at a time
+// [*JSONLLineError]. Load streams the file: it holds one line at a time
 // besides the messages it returns, which belong to the caller.
 func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, error) {
 	if err := ValidateSessionID(sessionID); err != nil {
@@ -639,9 +640,9 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 }
 
 // Verify reads the whole session file and reports its state: nil if every
-// line is good (or the session does not exist), a [*TruncatedTailError] if
-// only its last line is damaged (what a crash leaves; Load succeeds), a
-// [*CorruptLineError] if Load would fail. It does not call OnWarning.
+// line is good (or the session does not exist), a [*JSONLLineError] with
+// Tail set if only its last line is damaged (what a crash leaves; Load
+// succeeds), one without Tail if Load would fail. It does not call OnWarning.
 func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err

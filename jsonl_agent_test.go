@@ -78,12 +78,14 @@ func TestJSONLResumeRepairsDanglingToolUse(t *testing.T) {
 	// Skipped by Load, and by LoadRecords (open tool_uses may be calls
 	// pending a person's decision), then removed by the first append.
 	require.Len(t, warns, 3, "the tail was skipped by Load and LoadRecords, then removed by the first append")
-	var tail *agentrt.TruncatedTailError
+	var tail *agentrt.JSONLLineError
 	for _, w := range warns[:2] {
 		require.ErrorAs(t, w, &tail)
+		assert.True(t, tail.Tail)
 		assert.False(t, tail.Repaired)
 	}
 	require.ErrorAs(t, warns[2], &tail)
+	assert.True(t, tail.Tail)
 	assert.True(t, tail.Repaired)
 	assert.Equal(t, 5, tail.Line)
 }

@@ -234,8 +234,9 @@ func TestJSONLCrashSIGKILL(t *testing.T) {
 
 		// What Load reported: at most a damaged tail.
 		for _, warning := range w.take() {
-			var tail *agentrt.TruncatedTailError
+			var tail *agentrt.JSONLLineError
 			require.ErrorAs(t, warning, &tail)
+			require.True(t, tail.Tail, "only a damaged tail: %v", tail)
 			require.False(t, tail.Repaired, "reading never repairs")
 			tails++
 		}

@@ -22,34 +22,48 @@ import (
 // (new record kinds, new fields) do not change the version.
 const jsonlVersion = 1
 
-// errNoNewline is the Err of a TruncatedTailError for a last line that
+// errNoNewline is the Err of a tail JSONLLineError for a last line that
 // does not end in '\n': a write that was cut short.
 var errNoNewline = errors.New("the line does not end in a newline: a write was cut short")
 
-// TruncatedTailError reports the damage a crash can leave at the end of a
-// session file: a last line that does not end in '\n', or that is not valid
-// JSON. Such a line is not part of the session: Load drops it and succeeds,
-// and the next append removes it from the file before writing.
+// JSONLLineError is a damaged line of a session file.
 //
-// It is not returned by Load (that would fail a run over what a crash
-// normally leaves); it is passed to [JSONLOptions.OnWarning] and returned by
-// [JSONLStore.Verify]. Damage anywhere else is a [*CorruptLineError].
-type TruncatedTailError struct {
+// With Tail set, it is the damage a crash can leave at the end of the file:
+// a last line that does not end in '\n', or that is not valid JSON. Such a
+// line is not part of the session: Load drops it and succeeds (it would be
+// wrong to fail a run over what a crash normally leaves), the error goes to
+// [JSONLOptions.OnWarning], and the next append removes the line before
+// writing.
+//
+// Without Tail, it is any other damage: a line that is not valid JSON with
+// more lines after it, a record that breaks the format (no kind, no seq, a
+// message line without a message, a missing header), a line longer than
+// the limit, or a header of an unknown version ([ErrJSONLVersion]). A
+// store never skips such a line: Load fails with it.
+//
+// [JSONLStore.Verify] returns either.
+type JSONLLineError struct {
 	// File is the path of the session file.
 	File string
-	// Line is the 1-based number of the dropped line.
+	// Line is the 1-based number of the line.
 	Line int
-	// Offset is the byte offset at which the dropped line starts: the
-	// length of the file once it is removed.
+	// Offset is the byte offset at which the line starts (for a tail, the
+	// length of the file once the line is removed).
 	Offset int64
-	// Repaired is true when the store removed the line from the file (just
-	// before appending to it), false when it only skipped it while reading.
+	// Tail marks the damaged last line a crash leaves.
+	Tail bool
+	// Repaired, for a tail, is true when the store removed the line from
+	// the file (just before appending to it), false when it only skipped
+	// it while reading.
 	Repaired bool
 	// Err says what is wrong with the line.
 	Err error
 }
 
-func (e *TruncatedTailError) Error() string {
+func (e *JSONLLineError) Error() string {
+	if !e.Tail {
+		return fmt.Sprintf("agentrt: %s: line %d (byte %d): %v", e.File, e.Line, e.Offset, e.Err)
+	}
 	what := "ignored"
 	if e.Repaired {
 		what = "removed"
@@ -57,26 +71,7 @@ func (e *TruncatedTailError) Error() string {
 	return fmt.Sprintf("agentrt: %s: line %d (byte %d): incomplete last line %s: %v", e.File, e.Line, e.Offset, what, e.Err)
 }
 
-func (e *TruncatedTailError) Unwrap() error { return e.Err }
-
-// CorruptLineError is a line of a session file that cannot be read and is
-// not the damaged tail a crash leaves: a line that is not valid JSON with
-// more lines after it, a record that breaks the format (no kind, no seq, a
-// message line without a message, a missing header), a line longer than
-// the limit, or a header of an unknown version ([ErrJSONLVersion]). A store
-// never skips such a line: Load fails, naming the file and line.
-type CorruptLineError struct {
-	File   string // path of the session file
-	Line   int    // 1-based line number
-	Offset int64  // byte offset at which the line starts
-	Err    error  // what is wrong
-}
-
-func (e *CorruptLineError) Error() string {
-	return fmt.Sprintf("agentrt: %s: line %d (byte %d): %v", e.File, e.Line, e.Offset, e.Err)
-}
-
-func (e *CorruptLineError) Unwrap() error { return e.Err }
+func (e *JSONLLineError) Unwrap() error { return e.Err }
 
 // jsonlHeader is the first line of a session file.
 type jsonlHeader struct {
@@ -343,11 +338,11 @@ func (r *lineReader) readLine() (line []byte, terminated bool, err error) {
 // for each complete, valid line in order. It applies the crash rules: a last
 // line without a newline, or a last line that is not valid JSON, is not
 // passed to fn and is returned as the tail; any other bad line is a
-// *CorruptLineError. The *decodedLine passed to fn is reused: fn must copy
+// *JSONLLineError. The *decodedLine passed to fn is reused: fn must copy
 // what it keeps (raw included).
-func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*TruncatedTailError, error) {
+func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*JSONLLineError, error) {
 	lr := newLineReader(r, max)
-	var pending *TruncatedTailError // an unparsable line, which is fine only if it is the last
+	var pending *JSONLLineError // an unparsable line, which is fine only if it is the last
 	var l decodedLine
 	for {
 		raw, terminated, err := lr.readLine()
@@ -355,14 +350,14 @@ func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(n
 			return pending, nil
 		}
 		if pending != nil {
-			return nil, &CorruptLineError{File: file, Line: pending.Line, Offset: pending.Offset, Err: pending.Err}
+			return nil, &JSONLLineError{File: file, Line: pending.Line, Offset: pending.Offset, Err: pending.Err}
 		}
 		if !terminated && (err == nil || err == ErrLineTooLong) {
-			return &TruncatedTailError{File: file, Line: lr.num, Offset: lr.off, Err: errNoNewline}, nil
+			return &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: errNoNewline}, nil
 		}
 		if err != nil {
 			if err == ErrLineTooLong {
-				return nil, &CorruptLineError{File: file, Line: lr.num, Offset: lr.off, Err: fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)}
+				return nil, &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Err: fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)}
 			}
 			return nil, fmt.Errorf("agentrt: reading %s: %w", file, err)
 		}
@@ -373,9 +368,9 @@ func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(n
 		}
 		switch problem, perr := parseLine(raw, lr.num == 1, &l); problem {
 		case lineUnparsable:
-			pending = &TruncatedTailError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
+			pending = &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: perr}
 		case lineInvalid:
-			return nil, &CorruptLineError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
+			return nil, &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
 		default:
 			if err := fn(lr.num, lr.off, raw, &l); err != nil {
 				return nil, err

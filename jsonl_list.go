@@ -257,7 +257,7 @@ func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() [
 		}
 		if err := json.Unmarshal(read(), &k); err != nil && !e.corrupt {
 			e.corrupt = true
-			s.warn(&CorruptLineError{File: s.path(id), Line: e.lines, Offset: start, Err: fmt.Errorf("List cannot read this line: %w", err)})
+			s.warn(&JSONLLineError{File: s.path(id), Line: e.lines, Offset: start, Err: fmt.Errorf("List cannot read this line: %w", err)})
 		}
 		isMsg = k.Kind == RecordMessage
 	}

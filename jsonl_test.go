@@ -265,8 +265,9 @@ func TestJSONLDamagedTail(t *testing.T) {
 			assert.Len(t, msgs, tt.msgs)
 			warns := w.take()
 			require.Len(t, warns, 1)
-			var tail *agentrt.TruncatedTailError
+			var tail *agentrt.JSONLLineError
 			require.ErrorAs(t, warns[0], &tail)
+			assert.True(t, tail.Tail)
 			assert.Equal(t, path, tail.File)
 			assert.Equal(t, tt.line, tail.Line)
 			assert.Equal(t, int64(len(tt.keep)), tail.Offset)
@@ -275,7 +276,7 @@ func TestJSONLDamagedTail(t *testing.T) {
 
 			// Verify reports the same, without a warning.
 			err := s.Verify(ctx, "s")
-			var vtail *agentrt.TruncatedTailError
+			var vtail *agentrt.JSONLLineError
 			require.ErrorAs(t, err, &vtail)
 			assert.Equal(t, *tail, *vtail)
 			assert.Empty(t, w.take())
@@ -348,8 +349,9 @@ func TestJSONLCorruptLines(t *testing.T) {
 			ctx := context.Background()
 			check := func(err error) {
 				t.Helper()
-				var ce *agentrt.CorruptLineError
+				var ce *agentrt.JSONLLineError
 				require.ErrorAs(t, err, &ce)
+				assert.False(t, ce.Tail)
 				assert.Equal(t, path, ce.File)
 				assert.Equal(t, tt.line, ce.Line)
 				if tt.offset > 0 {
@@ -388,8 +390,9 @@ func TestJSONLAppendRefusesToHideCorruption(t *testing.T) {
 	content := `{"kind":"header","version":1,"session_id":"s","created":"2026-01-02T03:04:05Z"}` + "\n" + "garbage\n" + `{"kind":"mess`
 	writeFile(t, path, content)
 	err := s.Append(context.Background(), "s", agentrt.NewUserMessage("x"))
-	var ce *agentrt.CorruptLineError
+	var ce *agentrt.JSONLLineError
 	require.ErrorAs(t, err, &ce)
+	assert.False(t, ce.Tail)
 	assert.Equal(t, 2, ce.Line)
 	assert.Equal(t, content, readFile(t, path))
 	assert.Empty(t, w.take())
@@ -838,7 +841,7 @@ func TestJSONLLongLines(t *testing.T) {
 	line := fmt.Sprintf(`{"kind":"message","seq":1,"ts":"2026-01-02T03:04:06Z","message":{"role":"user","content":%q}}`, strings.Repeat("x", 200000))
 	writeFile(t, sessionFile(small, "s"), hdr+line+"\n"+line+"\n")
 	_, err = small.Load(ctx, "s")
-	var ce *agentrt.CorruptLineError
+	var ce *agentrt.JSONLLineError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, agentrt.ErrLineTooLong)
 	assert.Equal(t, 2, ce.Line)
@@ -880,11 +883,11 @@ func TestJSONLDurabilityString(t *testing.T) {
 
 func TestJSONLErrorsMessages(t *testing.T) {
 	t.Parallel()
-	tail := &agentrt.TruncatedTailError{File: "/d/s.jsonl", Line: 7, Offset: 420, Err: errors.New("boom")}
+	tail := &agentrt.JSONLLineError{File: "/d/s.jsonl", Line: 7, Offset: 420, Tail: true, Err: errors.New("boom")}
 	assert.Equal(t, "agentrt: /d/s.jsonl: line 7 (byte 420): incomplete last line ignored: boom", tail.Error())
 	tail.Repaired = true
 	assert.Contains(t, tail.Error(), "removed")
-	ce := &agentrt.CorruptLineError{File: "/d/s.jsonl", Line: 3, Offset: 99, Err: errors.New("bad")}
+	ce := &agentrt.JSONLLineError{File: "/d/s.jsonl", Line: 3, Offset: 99, Err: errors.New("bad")}
 	assert.Equal(t, "agentrt: /d/s.jsonl: line 3 (byte 99): bad", ce.Error())
 	assert.Equal(t, "bad", errors.Unwrap(ce).Error())
 }

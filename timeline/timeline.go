@@ -100,7 +100,7 @@ type Session struct {
 	Usage agentrt.Usage `json:"usage"`
 	// Tail is the damaged last line a crash left, which readers drop; nil
 	// when there is none.
-	Tail *agentrt.TruncatedTailError `json:"-"`
+	Tail *agentrt.JSONLLineError `json:"-"`
 	// TailError is Tail's text, for JSON.
 	TailError string `json:"tail_error,omitempty"`
 }
@@ -401,10 +401,10 @@ func Load(ctx context.Context, dir, id string) (*Session, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("timeline: %s: not a directory", dir)
 	}
-	var tail *agentrt.TruncatedTailError
+	var tail *agentrt.JSONLLineError
 	store, err := agentrt.NewJSONLStore(dir, &agentrt.JSONLOptions{OnWarning: func(err error) {
-		var t *agentrt.TruncatedTailError
-		if errors.As(err, &t) {
+		var t *agentrt.JSONLLineError
+		if errors.As(err, &t) && t.Tail {
 			tail = t
 		}
 	}})

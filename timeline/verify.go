@@ -68,12 +68,11 @@ func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding
 	defer store.Close()
 	v := &verifier{file: file, uses: map[string]*useState{}}
 	if err := store.Verify(ctx, id); err != nil {
-		var tail *agentrt.TruncatedTailError
-		var bad *agentrt.CorruptLineError
+		var bad *agentrt.JSONLLineError
 		switch {
-		case errors.As(err, &tail):
-			v.add(tail.Line, "tail", "%v", tail.Err)
-		case errors.As(err, &bad):
+		case errors.As(err, &bad) && bad.Tail:
+			v.add(bad.Line, "tail", "%v", bad.Err)
+		case bad != nil:
 			v.add(bad.Line, "format", "%v", bad.Err)
 			return v.out, nil
 		default:
@@ -82,7 +81,7 @@ func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding
 	}
 	for rec, err := range store.Lines(ctx, id) {
 		if err != nil {
-			var bad *agentrt.CorruptLineError
+			var bad *agentrt.JSONLLineError
 			if errors.As(err, &bad) {
 				v.add(bad.Line, "format", "%v", bad.Err)
 				break
