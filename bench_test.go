@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 )
 
 // benchPlanner answers a user message with a call of add, and a tool
@@ -166,7 +167,7 @@ func BenchmarkRunToolTurnLogged(b *testing.B) {
 	ctx := context.Background()
 	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store,
-		Hooks: []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.DiscardHandler))}}
+		Hooks: []agentrt.Hooks{agentslog.Hooks(slog.New(slog.DiscardHandler))}}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = store.Delete(ctx, "s")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 )
 
@@ -175,7 +176,7 @@ func TestWrapProvider(t *testing.T) {
 	assert.Equal(t, []string{"outer", "inner"}, order)
 }
 
-func TestLogHooks(t *testing.T) {
+func TestSlogHooks(t *testing.T) {
 	t.Parallel()
 	run := func(level slog.Level) []map[string]any {
 		var buf bytes.Buffer
@@ -186,7 +187,7 @@ func TestLogHooks(t *testing.T) {
 			agenttest.Reply("secret answer 42"))
 		ag, store := newAgent(script, addTool(), fail)
 		ag.Name = "calc"
-		ag.Hooks = []agentrt.Hooks{agentrt.LogHooks(logger)}
+		ag.Hooks = []agentrt.Hooks{agentslog.Hooks(logger)}
 		_, _, err := runAgent(t, ag, store, "my private question")
 		require.NoError(t, err)
 		var recs []map[string]any

@@ -19,6 +19,7 @@ import (
 	"os"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/examples/internal/modelenv"
 )
@@ -73,7 +74,7 @@ func run(ctx context.Context, w io.Writer, provider, model string) error {
 		Instructions: "You answer questions, delegating unit conversions to the units agent.",
 		Tools:        []agentrt.Tool{agentrt.AgentTool(units, "units", "Ask the units specialist to convert a quantity.")},
 		Store:        store,
-		Hooks:        []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.NewTextHandler(io.Discard, nil)))},
+		Hooks:        []agentrt.Hooks{agentslog.Hooks(slog.New(slog.NewTextHandler(io.Discard, nil)))},
 		Planner:      coordPlanner,
 	}
 

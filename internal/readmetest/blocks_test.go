@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agentotel"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/mcptool"
 	"github.com/agentrt/agentrt/provider/anthropic"
@@ -136,7 +137,7 @@ func limits(cheapModel agentrt.Planner) *agentrt.Agent {
 
 func hooks(ag *agentrt.Agent) {
 	ag.Hooks = []agentrt.Hooks{
-		agentrt.LogHooks(slog.Default()),          // one record per planner call, tool call and run
+		agentslog.Hooks(slog.Default()),           // one record per planner call, tool call and run
 		agentotel.Hooks(otel.GetTracerProvider()), // GenAI-convention spans: invoke_agent, chat, execute_tool
 		{
 			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
