@@ -317,7 +317,7 @@ func (d *Durable) Execute(ctx context.Context, turn int, use Block, input json.R
 	}
 	r.afterGoexit(c)
 	for _, herr := range c.herrs {
-		r.emit(HookFailed{Turn: turn, Err: herr})
+		r.emit(hookFailedEvent(turn, herr))
 	}
 	return *outcomeOf(c), c.ran
 }

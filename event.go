@@ -88,10 +88,17 @@ type PlannerRetry struct {
 	Err   error
 }
 
-// HookFailed is the event of a contained hook failure.
+// HookFailed is the event of a contained hook failure: a hook that
+// returned an error, panicked (Err wraps a [*PanicError]) or called
+// runtime.Goexit.
 type HookFailed struct {
 	Turn int
-	Err  *HookError
+	// Stage is the hook's field name: "BeforeTool", "OnRunEnd", ...
+	Stage string
+	// Index is the position of the Hooks in Agent.Hooks, or -1 when the
+	// failure cannot be told apart (a Goexit in a group of hooks).
+	Index int
+	Err   error
 }
 
 // SubAgentEvent is an event of a sub-agent run by an [AgentTool], seen by

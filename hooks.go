@@ -20,10 +20,10 @@ import (
 // hook receives it.
 //
 // Failures are contained. A hook that panics or calls runtime.Goexit is
-// stopped there; the failure is reported as a [HookFailed] event (its Err a
-// [*HookError]) and the run goes on, except that a failing BeforeTool
-// blocks its call (fail closed) and a failing BeforePlan ends the run with
-// its error. The invariants hold either way.
+// stopped there; the failure is reported as a [HookFailed] event (naming
+// the hook's stage and index) and the run goes on, except that a failing
+// BeforeTool blocks its call (fail closed) and a failing BeforePlan ends
+// the run with an error naming the hook and wrapping its own. The invariants hold either way.
 //
 // Hooks run on the run's worker, one at a time, except the AfterTool hooks
 // of read-only calls that run in parallel: those run on each call's own
@@ -110,8 +110,9 @@ func (e *blockedError) Error() string { return "blocked: " + e.Reason }
 // model sees reason.
 func BlockCall(reason string) error { return &blockedError{Reason: reason} }
 
-// HookError reports a hook that failed or panicked.
-type HookError struct {
+// hookError reports a hook that failed or panicked: the error of a failed
+// BeforePlan that ends a run, and the content of a HookFailed event.
+type hookError struct {
 	// Stage is the hook's field name: "BeforeTool", "OnRunEnd", ...
 	Stage string
 	// Index is the position of the Hooks in Agent.Hooks.
@@ -119,21 +120,26 @@ type HookError struct {
 	Err   error
 }
 
-func (e *HookError) Error() string {
+func (e *hookError) Error() string {
 	return fmt.Sprintf("agentrt: hook %d %s: %v", e.Index, e.Stage, e.Err)
 }
 
-func (e *HookError) Unwrap() error { return e.Err }
+func (e *hookError) Unwrap() error { return e.Err }
+
+// hookFailedEvent is the HookFailed event of err.
+func hookFailedEvent(turn int, err *hookError) HookFailed {
+	return HookFailed{Turn: turn, Stage: err.Stage, Index: err.Index, Err: err.Err}
+}
 
 // callHook runs f, turning a panic into an error.
-func callHook(stage string, i int, f func() error) (err *HookError) {
+func callHook(stage string, i int, f func() error) (err *hookError) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &HookError{Stage: stage, Index: i, Err: &PanicError{Value: v, Stack: debug.Stack()}}
+			err = &hookError{Stage: stage, Index: i, Err: &PanicError{Value: v, Stack: debug.Stack()}}
 		}
 	}()
 	if e := f(); e != nil {
-		return &HookError{Stage: stage, Index: i, Err: e}
+		return &hookError{Stage: stage, Index: i, Err: e}
 	}
 	return nil
 }
@@ -142,12 +148,12 @@ func callHook(stage string, i int, f func() error) (err *HookError) {
 // runtime.Goexit is reported like one that panicked.
 func (r *run) runHooks(stage string, f func()) {
 	if perr := r.doFunc(f); perr != nil {
-		r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
+		r.emit(hookFailedEvent(r.l.turn, &hookError{Stage: stage, Index: -1, Err: perr}))
 	}
 }
 
 // hookFailed reports a contained failure from the worker.
-func (r *run) hookFailed(err *HookError) { r.send(HookFailed{Turn: r.l.turn, Err: err}) }
+func (r *run) hookFailed(err *hookError) { r.send(hookFailedEvent(r.l.turn, err)) }
 
 func (r *run) runStartHooks() {
 	r.runHooks("OnRunStart", func() {
@@ -259,7 +265,7 @@ func (r *run) afterPlanN(ctx context.Context, req *ModelRequest, resp *ModelResp
 
 // beforeTool runs the BeforeTool hooks for an allowed call. It returns the
 // context for the tool, or the reason the call is blocked.
-func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Context, string, *HookError) {
+func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Context, string, *hookError) {
 	for i, h := range r.p.hooks {
 		if h.BeforeTool == nil {
 			continue
@@ -291,13 +297,13 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 
 // afterTool runs the AfterTool hooks; failures are returned to be reported
 // by the run's goroutine.
-func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*HookError {
+func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*hookError {
 	return r.afterToolN(ctx, inv, out, len(r.p.hooks))
 }
 
 // afterToolN runs the AfterTool hooks of the first n Hooks, last first.
-func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutcome, n int) []*HookError {
-	var errs []*HookError
+func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutcome, n int) []*hookError {
+	var errs []*hookError
 	for i := n - 1; i >= 0; i-- {
 		h := r.p.hooks[i]
 		if h.AfterTool == nil {

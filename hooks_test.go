@@ -136,7 +136,7 @@ func TestPanickingHooksAreContained(t *testing.T) {
 	assert.Contains(t, msgs[2].Content, "blocked: a hook failed: panic: before tool")
 	var stages []string
 	for _, f := range agenttest.Filter[agentrt.HookFailed](events) {
-		stages = append(stages, f.Err.Stage)
+		stages = append(stages, f.Stage)
 		var pe *agentrt.PanicError
 		assert.ErrorAs(t, f.Err, &pe)
 	}

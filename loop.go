@@ -441,7 +441,7 @@ type call struct {
 	rewrite   any // the permission checker's replacement input, if any
 	ctx       context.Context
 	inv       *ToolInvocation
-	herrs     []*HookError
+	herrs     []*hookError
 	stage     stage
 	skip      bool          // decided without running (in a parallel group)
 	pending   bool          // waits for a person's decision (Decision.Pending)

@@ -86,9 +86,9 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, 
 		return nil, LayerPlanner, nil, wrapf(perr, "planner (turn %d)", req.Turn)
 	case perr != nil && stage == "AfterPlan":
 		// The response stands; the hook's failure is reported.
-		r.emit(HookFailed{Turn: req.Turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
+		r.emit(hookFailedEvent(req.Turn, &hookError{Stage: stage, Index: -1, Err: perr}))
 	case perr != nil:
-		hookErr = &HookError{Stage: stage, Index: -1, Err: perr}
+		hookErr = &hookError{Stage: stage, Index: -1, Err: perr}
 	}
 	if hookErr != nil {
 		return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr)

@@ -885,7 +885,7 @@ func propCheckHooksAndPlanner(ps *propProblems, plan *propPlan, o propOutcome) {
 	failed := map[string]int{}
 	for _, ev := range o.events() {
 		if hf, ok := ev.(agentrt.HookFailed); ok && hf.Err != nil {
-			failed[hf.Err.Stage]++
+			failed[hf.Stage]++
 		}
 	}
 	fired := map[string]int{}
@@ -918,8 +918,8 @@ func propCheckHooksAndPlanner(ps *propProblems, plan *propPlan, o propOutcome) {
 	}
 	for _, st := range propHookStages {
 		if st == "BeforePlan" {
-			var he *agentrt.HookError
-			if fired[st] > 0 && failed[st] == 0 && (d.Reason != agentrt.StopError || !errors.As(err, &he)) {
+			// The run's error names the hook: "agentrt: hook 0 BeforePlan: ...".
+			if fired[st] > 0 && failed[st] == 0 && (d.Reason != agentrt.StopError || err == nil || !strings.Contains(err.Error(), "BeforePlan")) {
 				ps.add("hooks: a failed BeforePlan was neither a HookFailed nor the run's error", "Done %s, error %v", d.Reason, err)
 			}
 			continue
@@ -987,7 +987,7 @@ func propItems(items []propItem) string {
 		case agentrt.ToolResult:
 			parts = append(parts, fmt.Sprintf("Result(%q err=%v)", e.Message.ToolUseID, e.Message.IsError))
 		case agentrt.HookFailed:
-			parts = append(parts, fmt.Sprintf("HookFailed(%s)", e.Err.Stage))
+			parts = append(parts, fmt.Sprintf("HookFailed(%s)", e.Stage))
 		default:
 			parts = append(parts, strings.TrimPrefix(fmt.Sprintf("%T", e), "agentrt."))
 		}
