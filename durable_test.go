@@ -196,7 +196,7 @@ func TestDurableMatchesRun(t *testing.T) {
 			return []agenttest.Step{agenttest.CallTool("echo", `{"text":"a"}`), agenttest.Reply("ok")}
 		}, agent: func(ag *agentrt.Agent) {
 			ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
-				return ctx, agentrt.BlockCall("not today")
+				return ctx, errors.New("not today")
 			}}}
 		}},
 		{name: "loop guard", steps: loopScript},

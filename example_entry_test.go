@@ -2,6 +2,7 @@ package agentrt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -111,7 +112,7 @@ func ExampleHooks() {
 		Hooks: []agentrt.Hooks{{
 			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
 				if call.Tool.Name == "drop_table" {
-					return ctx, agentrt.BlockCall("no schema changes on Fridays")
+					return ctx, errors.New("no schema changes on Fridays")
 				}
 				return ctx, nil
 			},

@@ -21,9 +21,10 @@ import (
 //
 // Failures are contained. A hook that panics or calls runtime.Goexit is
 // stopped there; the failure is reported as a [HookFailed] event (naming
-// the hook's stage and index) and the run goes on, except that a failing
-// BeforeTool blocks its call (fail closed) and a failing BeforePlan ends
-// the run with an error naming the hook and wrapping its own. The invariants hold either way.
+// the hook's stage and index) and the run goes on, except that a
+// BeforeTool that panics blocks its call (fail closed) and a BeforePlan
+// that fails (an error or a panic) ends the run with an error naming the
+// hook and wrapping its own. The invariants hold either way.
 //
 // Hooks run on the run's worker, one at a time, except the AfterTool hooks
 // of read-only calls that run in parallel: those run on each call's own
@@ -47,9 +48,10 @@ type Hooks struct {
 	// returned, even when a later hook's BeforePlan failed.
 	AfterPlan func(ctx context.Context, req *ModelRequest, resp *ModelResponse, err error)
 	// BeforeTool is called after the permission checker allowed a call,
-	// before it runs; it may replace call.Input. Returning [BlockCall](reason)
-	// stops the call: the model sees reason, and the block is reported and
-	// recorded like a permission denial (Source "hook").
+	// before it runs; it may replace call.Input. Returning an error blocks
+	// the call: the model sees the error's text, and the block is reported
+	// and recorded like a permission denial (Source "hook"). A BeforeTool
+	// that panics blocks its call too, and is a HookFailed.
 	BeforeTool func(ctx context.Context, call *ToolInvocation) (context.Context, error)
 	// AfterTool sees each call's result and may change it. It is called
 	// for every BeforeTool that returned, even when a later hook blocked the
@@ -101,14 +103,10 @@ type ToolOutcome struct {
 	Duration time.Duration
 }
 
-// blockedError is the error of BlockCall.
+// blockedError is the ToolOutcome.Err of a call a BeforeTool hook blocked.
 type blockedError struct{ Reason string }
 
 func (e *blockedError) Error() string { return "blocked: " + e.Reason }
-
-// BlockCall returns the error a BeforeTool hook returns to stop a call; the
-// model sees reason.
-func BlockCall(reason string) error { return &blockedError{Reason: reason} }
 
 // hookError reports a hook that failed or panicked: the error of a failed
 // BeforePlan that ends a run, and the content of a HookFailed event.
@@ -277,12 +275,12 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 			}
 			return err
 		}); err != nil {
-			var be *blockedError
-			reason, herr := "", err
-			if errors.As(err.Err, &be) {
-				reason, herr = be.Reason, nil
-			} else {
-				reason = fmt.Sprintf("blocked: a hook failed: %v", err.Err)
+			// A returned error is the hook's way to block the call; a panic
+			// or Goexit is a failure of the hook, reported as such.
+			var pe *PanicError
+			reason, herr := err.Err.Error(), (*hookError)(nil)
+			if errors.As(err.Err, &pe) {
+				reason, herr = fmt.Sprintf("blocked: a hook failed: %v", err.Err), err
 			}
 			// The hooks that saw the call start see it end.
 			out := ToolOutcome{Content: reason, IsError: true, Err: &blockedError{Reason: reason}}

@@ -98,7 +98,7 @@ func TestHookBlocksToolCall(t *testing.T) {
 	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("ok"))
 	ag, store := newAgent(script, tool)
 	ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
-		return ctx, agentrt.BlockCall("additions are paused for maintenance")
+		return ctx, errors.New("additions are paused for maintenance")
 	}}}
 	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
@@ -115,6 +115,7 @@ func TestHookBlocksToolCall(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "the block is recorded like a permission denial")
+	assert.Empty(t, agenttest.Filter[agentrt.HookFailed](events), "a block is the hook's answer, not its failure")
 }
 
 func TestPanickingHooksAreContained(t *testing.T) {

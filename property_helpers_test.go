@@ -34,7 +34,7 @@ const (
 	fPanic
 	fGoexit
 	fError
-	fBlock        // checker: deny; BeforeTool: BlockCall
+	fBlock        // checker: deny; BeforeTool: return an error
 	fNil          // planner: nil response and nil error
 	fSlow         // Execute: ignore ctx, sleep past the timeout, succeed
 	fHang         // Execute: wait for ctx (only for calls with a deadline)
@@ -310,7 +310,7 @@ func propHooks(plan *propPlan) agentrt.Hooks {
 			f, key := toolStage("BeforeTool", call.Input)
 			if f == fBlock {
 				plan.record(propFired{Kind: "hook:BeforeTool", Key: key, Mode: f})
-				return ctx, agentrt.BlockCall("injected block")
+				return ctx, errors.New("injected block")
 			}
 			return ctx, plan.act("hook:BeforeTool", key, f)
 		},
@@ -911,6 +911,8 @@ func propCheckHooksAndPlanner(ps *propProblems, plan *propPlan, o propOutcome) {
 					ps.add("planner: a nil response did not end the run with Done{error} and an error", "Done %s, error %v", d.Reason, err)
 				}
 			}
+		case f.Kind == "hook:BeforeTool" && f.Mode == fError:
+			// A BeforeTool's error blocks its call; it is not a failure.
 		case strings.HasPrefix(f.Kind, "hook:") && f.Mode.stops():
 			fired[strings.TrimPrefix(f.Kind, "hook:")]++
 			firedKeys[strings.TrimPrefix(f.Kind, "hook:")] = append(firedKeys[strings.TrimPrefix(f.Kind, "hook:")], f.Key+" "+f.Mode.String())

@@ -184,7 +184,7 @@ func faultyHooks() []agentrt.Hooks {
 				in, _ := call.Input.(modeIn)
 				switch in.Mode {
 				case "block":
-					return ctx, agentrt.BlockCall("blocked " + strconv.Itoa(in.N))
+					return ctx, errors.New("blocked " + strconv.Itoa(in.N))
 				case "hookpanic":
 					panic("hook panic")
 				case "hookgoexit":

@@ -117,7 +117,7 @@ var scenarios = []scenario{
 		)
 		block := agentrt.Hooks{BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
 			if call.Tool.Name == "fetch" {
-				return ctx, agentrt.BlockCall("no network access from this sandbox")
+				return ctx, errors.New("no network access from this sandbox")
 			}
 			return ctx, nil
 		}}

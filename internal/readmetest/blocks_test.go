@@ -8,6 +8,7 @@ package readmetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -142,7 +143,7 @@ func hooks(ag *agentrt.Agent) {
 		{
 			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
 				if call.Tool.Name == "deploy" && isFriday() {
-					return ctx, agentrt.BlockCall("no deploys on Fridays") // the model sees the reason
+					return ctx, errors.New("no deploys on Fridays") // the model sees the reason
 				}
 				return ctx, nil
 			},
