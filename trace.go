@@ -117,6 +117,9 @@ func (r *run) traceStart() {
 	ra, ok := r.p.store.(RecordAppender)
 	if !ok {
 		t.off = true
+		if len(r.p.hooks) > 0 {
+			t.start = time.Now() // RunInfo.Start
+		}
 		return
 	}
 	t.ra = ra
