@@ -64,7 +64,10 @@ type tracer struct {
 	retries []byte // encoded retries, "" when none
 	msgs    int
 	tokens  int
-	upTo    int // the compaction in use, +1; 0 for none
+	// The token count of the Compressor's view, when it is not the
+	// history itself (compress counts it, on the worker).
+	viewTokens int
+	upTo       int // the compaction in use, +1; 0 for none
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
@@ -124,9 +127,6 @@ func (r *run) traceStart() {
 	t.ra = ra
 	t.start = time.Now()
 	_, t.syncs = r.p.store.(Syncer)
-	if d, ok := r.agent.Planner.(Describer); ok {
-		r.info.Provider = d.Describe() // the hooks' RunInfo has it too
-	}
 }
 
 // now returns the current time. Once the run has a start time, it is that
@@ -153,7 +153,7 @@ func (r *run) tracePlan(view, full []Message) {
 		t.open, t.pstart, t.ttft, t.retries, t.span = true, r.now(), 0, t.retries[:0], nil
 	}
 	t.msgs = len(view)
-	if len(view) == len(full) && (len(view) == 0 || &view[0] == &full[0]) {
+	if sameSlice(view, full) {
 		if t.estN > len(full) {
 			t.estN, t.est = 0, 0
 		}
@@ -161,11 +161,7 @@ func (r *run) tracePlan(view, full []Message) {
 		t.estN = len(full)
 		t.tokens = t.est
 	} else {
-		count := r.agent.TokenCounter
-		if count == nil {
-			count = EstimateTokens
-		}
-		t.tokens = count(view)
+		t.tokens = t.viewTokens // counted by compress
 	}
 	t.upTo = 0
 	if r.compact != nil && r.agent.Compressor != nil {
@@ -216,13 +212,13 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	b = t.appendTime(b, t.pstart)
 	b = append(b, `,"duration_ms":`...)
 	b = appendMS(b, d)
-	if r.info.Provider.Name != "" {
+	if r.p.provider.Name != "" {
 		b = append(b, `,"provider":`...)
-		b = appendJSONString(b, r.info.Provider.Name)
+		b = appendJSONString(b, r.p.provider.Name)
 	}
-	if r.info.Provider.Model != "" {
+	if r.p.provider.Model != "" {
 		b = append(b, `,"model":`...)
-		b = appendJSONString(b, r.info.Provider.Model)
+		b = appendJSONString(b, r.p.provider.Model)
 	}
 	if t.ttft > 0 {
 		b = append(b, `,"ttft_ms":`...)
