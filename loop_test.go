@@ -492,3 +492,27 @@ func TestRunTokenCounterPanicIsContained(t *testing.T) {
 		agenttest.AssertInvariants(t, msgs)
 	}
 }
+
+// panickyError is an error whose Error method panics.
+type panickyError struct{}
+
+func (panickyError) Error() string { panic("Error() bug") }
+
+// An error from user code whose Error method panics is written into the
+// trace as fmt prints it; the panic does not escape Run.
+func TestRunPanickyErrorTextIsContained(t *testing.T) {
+	t.Parallel()
+	rateLimited := &agentrt.ProviderError{Provider: "fake", StatusCode: 429, Kind: agentrt.ErrRateLimited, Err: panickyError{}}
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Fail(rateLimited), agenttest.Fail(rateLimited)), Store: store,
+		Retry: agentrt.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond}}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.ErrorIs(t, err, agentrt.ErrRateLimited)
+	recs, err := store.LoadRecords(context.Background(), "s")
+	require.NoError(t, err)
+	var all string
+	for _, r := range recs {
+		all += string(r.Data)
+	}
+	assert.Contains(t, all, "PANIC=Error method: Error() bug")
+}

@@ -189,7 +189,7 @@ func (r *run) traceRetry(attempt int, err error, wait time.Duration) {
 	t.retries = append(t.retries, `{"attempt":`...)
 	t.retries = strconv.AppendInt(t.retries, int64(attempt), 10)
 	t.retries = append(t.retries, `,"error":`...)
-	t.retries = appendJSONString(t.retries, textcut.Ellipsis(err.Error(), 1000))
+	t.retries = appendJSONString(t.retries, textcut.Ellipsis(errorText(err), 1000))
 	t.retries = append(t.retries, `,"layer":"`...)
 	t.retries = append(t.retries, layerOf(err)...)
 	t.retries = append(t.retries, `","wait_ms":`...)
@@ -361,7 +361,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 	}
 	if o.err != nil {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, textcut.Ellipsis(o.err.Error(), 2000))
+		b = appendJSONString(b, textcut.Ellipsis(errorText(o.err), 2000))
 	} else if done.Detail != "" {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, textcut.Ellipsis(done.Detail, 2000))
@@ -536,7 +536,7 @@ func appendFailure(b []byte, err error, layer Layer) []byte {
 		return b
 	}
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, textcut.Ellipsis(err.Error(), 2000))
+	b = appendJSONString(b, textcut.Ellipsis(errorText(err), 2000))
 	if layer != LayerNone {
 		b = append(b, `,"layer":"`...)
 		b = append(b, layer...)
