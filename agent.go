@@ -124,6 +124,7 @@ type prepared struct {
 	budget       Budget
 	noFinal      bool
 	hooks        []Hooks
+	provider     ProviderInfo // the Planner's Describe, if it has one
 }
 
 // unknownTool is the result text of a call of a tool that does not exist.
@@ -136,13 +137,21 @@ func (p *prepared) unknownTool(name string) string {
 
 func (a *Agent) prepare() *prepared {
 	a.once.Do(func() {
-		// Tool.Spec is user code: a panic or Goexit in it makes the Agent
-		// invalid, reported by every Run.
+		// Tool.Spec and the Planner's Describe are user code: a panic or
+		// Goexit in them makes the Agent invalid, reported by every Run.
 		var p *prepared
+		what := "a tool's Spec"
 		done := make(chan struct{})
-		go guard(func() { p = a.prepareTools() }, func(perr *PanicError) {
+		go guard(func() {
+			if p = a.prepareTools(); p.err == nil {
+				if d, ok := a.Planner.(Describer); ok {
+					what = "the Planner's Describe"
+					p.provider = d.Describe()
+				}
+			}
+		}, func(perr *PanicError) {
 			if perr != nil {
-				p = &prepared{err: fmt.Errorf("%w: a tool's Spec panicked: %v", ErrInvalidAgent, perr.Value)}
+				p = &prepared{err: fmt.Errorf("%w: %s panicked: %v", ErrInvalidAgent, what, perr.Value)}
 			}
 			close(done)
 		})

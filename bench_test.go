@@ -226,3 +226,84 @@ func BenchmarkRunVsBare(b *testing.B) {
 	b.ReportMetric(float64(runTime.Nanoseconds())/float64(b.N), "run-ns/op")
 	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/op")
 }
+
+// untracedStore is the memory store without its records: the runtime
+// writes no trace records to it.
+type untracedStore struct{ m *agentrt.MemoryStore }
+
+func (s untracedStore) Append(ctx context.Context, id string, msg agentrt.Message) error {
+	return s.m.Append(ctx, id, msg)
+}
+func (s untracedStore) Load(ctx context.Context, id string) ([]agentrt.Message, error) {
+	return s.m.Load(ctx, id)
+}
+func (s untracedStore) List(ctx context.Context) ([]agentrt.SessionInfo, error) { return s.m.List(ctx) }
+func (s untracedStore) Delete(ctx context.Context, id string) error             { return s.m.Delete(ctx, id) }
+func (s untracedStore) Lock(ctx context.Context, id string) (func(), error)     { return s.m.Lock(ctx, id) }
+
+// tracedStore is untracedStore with the records: the same indirection,
+// so that the two differ only in the trace records.
+type tracedStore struct{ untracedStore }
+
+func (s tracedStore) AppendRecord(ctx context.Context, id string, rec agentrt.Record) error {
+	return s.m.AppendRecord(ctx, id, rec)
+}
+
+// BenchmarkTraceCost interleaves a Run on a store that keeps records
+// (so the runtime writes its trace records) and one on the same store
+// without them, per tool turn: turns=1 is BenchmarkRunToolTurn's whole
+// Run, turns=1000 the cost per turn of a long session. It reports the
+// ratio of their times; the target is at most 1.10.
+func BenchmarkTraceCost(b *testing.B) {
+	for _, turns := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			ctx := context.Background()
+			call := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c", "add", json.RawMessage(`{"a":2,"b":40}`))), Finish: agentrt.FinishToolUse}
+			reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("42")), Finish: agentrt.FinishStop}
+			planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				if req.Turn > turns {
+					return reply, nil
+				}
+				return call, nil
+			})
+			mem := &agentrt.MemoryStore{}
+			plain := untracedStore{mem}
+			traced := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: tracedStore{plain}, MaxTurns: turns + 1}
+			untraced := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: plain, MaxTurns: turns + 1}
+			traced.LoopGuard.Disabled, untraced.LoopGuard.Disabled = true, true
+			run := func(ag *agentrt.Agent) time.Duration {
+				_ = mem.Delete(ctx, "s")
+				t0 := time.Now()
+				for _, err := range ag.Run(ctx, "s", "What is 2+40?") {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				return time.Since(t0)
+			}
+			run(traced)
+			if recs, _ := mem.LoadRecords(ctx, "s"); len(recs) == 0 {
+				b.Fatal("the traced run wrote no records")
+			}
+			run(untraced)
+			if recs, _ := mem.LoadRecords(ctx, "s"); len(recs) != 0 {
+				b.Fatalf("the untraced run wrote %d records", len(recs))
+			}
+			var withT, withoutT time.Duration
+			for i := 0; b.Loop(); i++ {
+				// Alternate which goes first, so that neither always runs
+				// on the other's garbage.
+				if i%2 == 0 {
+					withT += run(traced)
+					withoutT += run(untraced)
+				} else {
+					withoutT += run(untraced)
+					withT += run(traced)
+				}
+			}
+			b.ReportMetric(float64(withT)/float64(withoutT), "traced/untraced")
+			b.ReportMetric(float64(withT.Nanoseconds())/float64(b.N*turns), "traced-ns/turn")
+			b.ReportMetric(float64(withoutT.Nanoseconds())/float64(b.N*turns), "untraced-ns/turn")
+		})
+	}
+}

@@ -388,7 +388,7 @@ func (r *run) execute(c *call) {
 		ctx = context.WithValue(ctx, toolCallKey{}, &toolCallCtx{r: r, c: c})
 	}
 	c.stage = stageExecute
-	start := time.Now()
+	start := r.now()
 	c.start = start
 	if c.inv != nil {
 		c.inv.Start = start

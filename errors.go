@@ -185,3 +185,10 @@ type prefixedError struct {
 
 func (e *prefixedError) Error() string { return e.ctx + strings.TrimPrefix(e.err.Error(), "agentrt: ") }
 func (e *prefixedError) Unwrap() error { return e.err }
+
+// errorText is err.Error(), or what fmt prints for an Error method that
+// panics: the text of an error from user code, read on the run's
+// goroutine.
+func errorText(err error) string {
+	return fmt.Sprint(err)
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -230,4 +231,23 @@ func TestSlogHooks(t *testing.T) {
 	assert.Greater(t, len(debug), len(recs))
 	all, _ := json.Marshal(debug)
 	assert.Contains(t, string(all), "secret answer 42", "content at Debug")
+}
+
+// RunInfo.Start is when the run started, also on a store that keeps no
+// records (the runtime then writes no trace, which also reads the clock).
+func TestRunInfoStartWithoutRecords(t *testing.T) {
+	t.Parallel()
+	for _, st := range []agentrt.SessionStore{&agentrt.MemoryStore{}, untracedStore{&agentrt.MemoryStore{}}} {
+		var start time.Time
+		ag := &agentrt.Agent{Store: st, Planner: agenttest.Script(agenttest.Reply("hi")),
+			Hooks: []agentrt.Hooks{{OnRunStart: func(ctx context.Context, run *agentrt.RunInfo) context.Context {
+				start = run.Start
+				return ctx
+			}}}}
+		before := time.Now()
+		_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+		require.NoError(t, err)
+		assert.False(t, start.Before(before), "%T: RunInfo.Start %v is before the run started (%v)", st, start, before)
+		assert.False(t, start.After(time.Now()), "%T: RunInfo.Start %v is in the future", st, start)
+	}
 }

@@ -342,7 +342,7 @@ func (l *loop) done(o outcome) Done {
 	d := Done{Reason: o.reason, Layer: o.layer, FinalText: o.text, Usage: l.usage, Turns: l.turns}
 	switch {
 	case o.err != nil:
-		d.Detail = "The run stopped: " + o.err.Error()
+		d.Detail = "The run stopped: " + errorText(o.err)
 	default:
 		d.Detail = o.detail
 	}

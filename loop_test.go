@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 )
 
@@ -435,4 +437,83 @@ func TestAgentFieldsAreFrozenAtTheFirstRun(t *testing.T) {
 	reqs := script.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, "first", reqs[1].System)
+}
+
+// describingPlanner is a planner whose Describe runs f.
+type describingPlanner struct {
+	agentrt.Planner
+	f func()
+}
+
+func (p describingPlanner) Describe() agentrt.ProviderInfo {
+	p.f()
+	return agentrt.ProviderInfo{Name: "fake", Model: "m"}
+}
+
+// A Describe that panics or calls runtime.Goexit does not escape Run: the
+// Agent is invalid, as with a tool's Spec, and every Run says so.
+func TestRunDescribePanicIsAnInvalidAgent(t *testing.T) {
+	t.Parallel()
+	for _, f := range []func(){runtime.Goexit, func() { panic("describe bug") }} {
+		ag := &agentrt.Agent{Planner: describingPlanner{agenttest.Script(agenttest.Reply("x")), f}, Store: &agentrt.MemoryStore{},
+			Hooks: []agentrt.Hooks{agentslog.Hooks(slog.New(slog.DiscardHandler))}}
+		for range 2 {
+			events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+			require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
+			assert.ErrorContains(t, err, "Describe")
+			assert.Empty(t, events)
+		}
+	}
+}
+
+// viewCompressor shows the planner a copy of the last message only, and
+// does not count tokens itself.
+type viewCompressor struct{}
+
+func (viewCompressor) Compress(_ context.Context, req *agentrt.CompressRequest) (*agentrt.CompressResult, error) {
+	return &agentrt.CompressResult{Messages: []agentrt.Message{req.Messages[len(req.Messages)-1]}}, nil
+}
+
+// A TokenCounter that panics or calls runtime.Goexit when the trace counts
+// the Compressor's view does not escape Run: the run stops with a
+// *PanicError at the planner layer and the session stays valid.
+func TestRunTokenCounterPanicIsContained(t *testing.T) {
+	t.Parallel()
+	for _, f := range []func(){runtime.Goexit, func() { panic("counter bug") }} {
+		store := &agentrt.MemoryStore{}
+		ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("x")), Store: store, Compressor: viewCompressor{},
+			TokenCounter: func([]agentrt.Message) int { f(); return 0 }}
+		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+		var pe *agentrt.PanicError
+		require.ErrorAs(t, err, &pe)
+		done, ok := agenttest.Done(events)
+		require.True(t, ok)
+		assert.Equal(t, agentrt.LayerPlanner, done.Layer)
+		msgs, _ := store.Load(context.Background(), "s")
+		agenttest.AssertInvariants(t, msgs)
+	}
+}
+
+// panickyError is an error whose Error method panics.
+type panickyError struct{}
+
+func (panickyError) Error() string { panic("Error() bug") }
+
+// An error from user code whose Error method panics is written into the
+// trace as fmt prints it; the panic does not escape Run.
+func TestRunPanickyErrorTextIsContained(t *testing.T) {
+	t.Parallel()
+	rateLimited := &agentrt.ProviderError{Provider: "fake", StatusCode: 429, Kind: agentrt.ErrRateLimited, Err: panickyError{}}
+	store := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Fail(rateLimited), agenttest.Fail(rateLimited)), Store: store,
+		Retry: agentrt.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond}}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+	require.ErrorIs(t, err, agentrt.ErrRateLimited)
+	recs, err := store.LoadRecords(context.Background(), "s")
+	require.NoError(t, err)
+	var all string
+	for _, r := range recs {
+		all += string(r.Data)
+	}
+	assert.Contains(t, all, "PANIC=Error method: Error() bug")
 }

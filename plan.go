@@ -163,7 +163,14 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	}
 	var res *CompressResult
 	var err error
-	if perr := r.doFunc(func() { res, err = c.Compress(r.turnCtx, creq) }); perr != nil {
+	if perr := r.doFunc(func() {
+		res, err = c.Compress(r.turnCtx, creq)
+		if err == nil && res != nil && !r.tr.off && !sameSlice(res.Messages, msgs) {
+			// The trace's token count of what the planner is shown, here
+			// because Count is user code too.
+			r.tr.viewTokens = count(res.Messages)
+		}
+	}); perr != nil {
 		err = perr
 	}
 	if err == nil && res == nil {
@@ -182,4 +189,10 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 		}
 	}
 	return res.Messages, nil
+}
+
+// sameSlice reports whether a and b are the same slice: same length, same
+// first element.
+func sameSlice(a, b []Message) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -160,7 +160,9 @@ type ProviderInfo struct {
 }
 
 // Describer is implemented by a [Planner] that can say which vendor and
-// model it calls. Logging and tracing use it when present.
+// model it calls. Logging and tracing use it when present. An Agent calls
+// Describe once, with the tools' Spec, before its first run; a panic there
+// makes the Agent invalid ([ErrInvalidAgent]).
 type Describer interface {
 	Describe() ProviderInfo
 }

@@ -138,10 +138,7 @@ func (r *run) main(input string) {
 	}
 	r.onText = func(delta string) { r.traceText(); r.send(TextDelta{Turn: r.l.turn, Text: delta}) }
 	if len(r.p.hooks) > 0 {
-		r.info = RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: r.tr.start}
-		if d, ok := r.agent.Planner.(Describer); ok {
-			r.info.Provider = d.Describe()
-		}
+		r.info = RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: r.tr.start, Provider: r.p.provider}
 		r.started = true
 		r.runStartHooks()
 	}

@@ -42,21 +42,23 @@ type tracer struct {
 	retries []byte // encoded retries, "" when none
 	msgs    int
 	tokens  int
-	upTo    int // the compaction in use, +1; 0 for none
+	// The token count of the Compressor's view, when it is not the
+	// history itself (compress counts it, on the worker).
+	viewTokens int
+	upTo       int // the compaction in use, +1; 0 for none
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
-	buf       []byte // the record of the turn in progress, at the arena's free tail
-	calls     int    // tool calls in it
-	minute    int64  // the Unix minute of prefix
-	prefix    []byte
-	arena     []byte // the records' data, handed to the store
-	prefixBuf [20]byte
-	off       bool // the store keeps no records
-	open      bool // a planner call is in progress
-	pending   bool // buf holds a turn's record, not yet written
-	split     bool // its model call was written apart
-	syncs     bool // the store is a Syncer
+	buf       []byte   // the record of the turn in progress, at the arena's free tail
+	calls     int      // tool calls in it
+	sec       int64    // the Unix second of prefix, +1; 0 for none yet
+	arena     []byte   // the records' data, handed to the store
+	prefix    [20]byte // "YYYY-MM-DDThh:mm:ss."
+	off       bool     // the store keeps no records
+	open      bool     // a planner call is in progress
+	pending   bool     // buf holds a turn's record, not yet written
+	split     bool     // its model call was written apart
+	syncs     bool     // the store is a Syncer
 }
 
 // begin returns an empty buffer at the arena's free tail, where a record
@@ -95,14 +97,24 @@ func (r *run) traceStart() {
 	ra, ok := r.p.store.(RecordStore)
 	if !ok {
 		t.off = true
+		if len(r.p.hooks) > 0 {
+			t.start = time.Now() // RunInfo.Start
+		}
 		return
 	}
 	t.ra = ra
 	t.start = time.Now()
 	_, t.syncs = r.p.store.(Syncer)
-	if d, ok := r.agent.Planner.(Describer); ok {
-		r.info.Provider = d.Describe() // the hooks' RunInfo has it too
+}
+
+// now returns the current time. Once the run has a start time, it is that
+// plus the monotonic clock's time since: one clock read, where time.Now
+// makes two (the wall clock too).
+func (r *run) now() time.Time {
+	if s := r.tr.start; !s.IsZero() {
+		return s.Add(time.Since(s))
 	}
+	return time.Now()
 }
 
 // tracePlan notes what the planner is shown: view, out of the history
@@ -116,10 +128,10 @@ func (r *run) tracePlan(view, full []Message) {
 		r.traceTurnEnd()
 		// The run's start plus the monotonic time since: cheaper than
 		// time.Now, which also reads the wall clock.
-		t.open, t.pstart, t.ttft, t.retries, t.span = true, t.start.Add(time.Since(t.start)), 0, t.retries[:0], nil
+		t.open, t.pstart, t.ttft, t.retries, t.span = true, r.now(), 0, t.retries[:0], nil
 	}
 	t.msgs = len(view)
-	if len(view) == len(full) && (len(view) == 0 || &view[0] == &full[0]) {
+	if sameSlice(view, full) {
 		if t.estN > len(full) {
 			t.estN, t.est = 0, 0
 		}
@@ -127,11 +139,7 @@ func (r *run) tracePlan(view, full []Message) {
 		t.estN = len(full)
 		t.tokens = t.est
 	} else {
-		count := r.agent.TokenCounter
-		if count == nil {
-			count = estimateTokens
-		}
-		t.tokens = count(view)
+		t.tokens = t.viewTokens // counted by compress
 	}
 	t.upTo = 0
 	if r.compact != nil && r.agent.Compressor != nil {
@@ -159,7 +167,7 @@ func (r *run) traceRetry(attempt int, err error, wait time.Duration) {
 	t.retries = append(t.retries, `{"attempt":`...)
 	t.retries = strconv.AppendInt(t.retries, int64(attempt), 10)
 	t.retries = append(t.retries, `,"error":`...)
-	t.retries = appendJSONString(t.retries, textcut.Ellipsis(err.Error(), 1000))
+	t.retries = appendJSONString(t.retries, textcut.Ellipsis(errorText(err), 1000))
 	t.retries = append(t.retries, `,"layer":"`...)
 	t.retries = append(t.retries, layerOf(err)...)
 	t.retries = append(t.retries, `","wait_ms":`...)
@@ -182,13 +190,13 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	b = t.appendTime(b, t.pstart)
 	b = append(b, `,"duration_ms":`...)
 	b = appendMS(b, d)
-	if r.info.Provider.Name != "" {
+	if r.p.provider.Name != "" {
 		b = append(b, `,"provider":`...)
-		b = appendJSONString(b, r.info.Provider.Name)
+		b = appendJSONString(b, r.p.provider.Name)
 	}
-	if r.info.Provider.Model != "" {
+	if r.p.provider.Model != "" {
 		b = append(b, `,"model":`...)
-		b = appendJSONString(b, r.info.Provider.Model)
+		b = appendJSONString(b, r.p.provider.Model)
 	}
 	if t.ttft > 0 {
 		b = append(b, `,"ttft_ms":`...)
@@ -331,7 +339,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 	}
 	if o.err != nil {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, textcut.Ellipsis(o.err.Error(), 2000))
+		b = appendJSONString(b, textcut.Ellipsis(errorText(o.err), 2000))
 	} else if done.Detail != "" {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, textcut.Ellipsis(done.Detail, 2000))
@@ -430,30 +438,46 @@ func appendMinute(b []byte, sec int64) []byte {
 }
 
 // appendTime appends tm as a JSON string, in RFC 3339 with nanoseconds,
-// UTC. The date, hour and minute are formatted once a minute.
+// UTC. The date and time to the second are formatted once a second.
 func (t *tracer) appendTime(b []byte, tm time.Time) []byte {
-	b = append(b, '"')
 	sec := tm.Unix()
 	if sec < 0 {
+		b = append(b, '"')
 		b = tm.UTC().AppendFormat(b, time.RFC3339Nano)
 		return append(b, '"')
 	}
-	if sec/60 != t.minute || t.prefix == nil {
-		t.minute = sec / 60
-		t.prefix = appendMinute(t.prefixBuf[:0], sec)
+	if sec+1 != t.sec {
+		t.sec = sec + 1
+		p := appendMinute(t.prefix[:0], sec)
+		s := sec % 60
+		_ = append(p, byte('0'+s/10), byte('0'+s%10), '.') // in t.prefix
 	}
-	b = append(b, t.prefix...)
-	s := sec % 60
-	b = append(b, byte('0'+s/10), byte('0'+s%10), '.')
-	ns := tm.Nanosecond()
-	var digits [9]byte
-	for i := 8; i >= 0; i-- {
-		digits[i] = byte('0' + ns%10)
-		ns /= 10
+	ns := uint32(tm.Nanosecond())
+	var d [32]byte // '"', the prefix, 9 digits, 'Z', '"'
+	d[0] = '"'
+	copy(d[1:21], t.prefix[:])
+	for i := 29; i > 22; i -= 2 {
+		q := ns / 100
+		r := ns - q*100
+		d[i-1], d[i] = twoDigits[2*r], twoDigits[2*r+1]
+		ns = q
 	}
-	b = append(b, digits[:]...)
-	return append(b, 'Z', '"')
+	d[21] = byte('0' + ns) // ns < 10 here
+	d[30], d[31] = 'Z', '"'
+	return append(b, d[:]...)
 }
+
+// twoDigits holds "00" to "99".
+const twoDigits = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // appendMS appends d in milliseconds, to the microsecond.
 func appendMS(b []byte, d time.Duration) []byte {
@@ -490,7 +514,7 @@ func appendFailure(b []byte, err error, layer Layer) []byte {
 		return b
 	}
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, textcut.Ellipsis(err.Error(), 2000))
+	b = appendJSONString(b, textcut.Ellipsis(errorText(err), 2000))
 	if layer != LayerNone {
 		b = append(b, `,"layer":"`...)
 		b = append(b, layer...)
@@ -514,8 +538,17 @@ func appendSpan(b []byte, s *spanIDs) []byte {
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	if i == len(s) { // plain ASCII, the usual case
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	b = append(b, s[:i]...)
+	start := i
+	for i < len(s) {
 		c := s[i]
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])

@@ -24,6 +24,8 @@ func TestAppendJSONString(t *testing.T) {
 
 func FuzzAppendJSONString(f *testing.F) {
 	f.Add("a\"b\\c\x01\xff")
+	f.Add("plain ascii then \xff")
+	f.Add("é\"")
 	f.Fuzz(func(t *testing.T, s string) {
 		got := appendJSONString([]byte("x"), s)[1:]
 		var back, want string
@@ -65,6 +67,17 @@ func TestAppendTime(t *testing.T) {
 		got, err := time.Parse(time.RFC3339Nano, s)
 		require.NoError(t, err, s)
 		assert.True(t, got.Equal(tm), "%s != %v", s, tm)
+		if tm.Unix() >= 0 {
+			assert.Equal(t, tm.UTC().Format("2006-01-02T15:04:05.000000000Z"), s)
+		}
+	}
+	// Times in the same second, the next second and minutes apart, in
+	// order and out of it, through the one-second cache.
+	base := time.Date(2026, 12, 1, 8, 59, 58, 0, time.UTC).UnixNano()
+	for i := range 5000 {
+		tm := time.Unix(0, base+int64(i*i)*7919%(400*int64(time.Second))).UTC()
+		b := tr.appendTime(nil, tm)
+		require.Equal(t, `"`+tm.Format("2006-01-02T15:04:05.000000000Z")+`"`, string(b))
 	}
 }
 
