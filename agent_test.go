@@ -219,7 +219,7 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 		wrote = append(wrote, in)
 		return "written " + in.Path, nil
 	})
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		in := req.Input.(WriteIn)
 		switch {
 		case strings.HasPrefix(in.Path, "/etc"):
@@ -277,7 +277,7 @@ func TestAskOnWriteRemembersAlways(t *testing.T) {
 	write := agentrt.NewTool("write", "Writes.", func(_ context.Context, in WriteIn) (string, error) { return "ok", nil })
 	answers := []agentrt.Decision{{}, {Allow: true}, {Allow: true, Always: true}}
 	asked := 0
-	ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ask := func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked++
 		return answers[asked-1], nil
 	}
@@ -305,7 +305,7 @@ func TestTerminalAsker(t *testing.T) {
 	t.Parallel()
 	var out strings.Builder
 	ask := agentrt.TerminalAsker(strings.NewReader("maybe\ny\nalways\n"), &out)
-	req := &agentrt.PermissionRequest{Tool: agentrt.ToolSpec{Name: "write"}, Input: WriteIn{Path: "a"}}
+	req := &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: "write"}, Input: WriteIn{Path: "a"}}
 	a, err := ask(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.Decision{Allow: true, Source: "user"}, a)

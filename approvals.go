@@ -95,7 +95,7 @@ type approvalData struct {
 	approvals []Approval // Resume's
 	resumed   []call     // the open calls of a pending session, to run first
 	rules     []rule
-	pending   []*PermissionRequest // Done.Pending
+	pending   []*ToolInvocation // Done.Pending
 }
 
 func (st *approvalState) data() *approvalData {
@@ -174,7 +174,7 @@ func (r *run) canDefer() bool {
 // any, and applies it to a decision the checker deferred. Rules are looked
 // up for a write tool, or once the checker defers a call; built-in
 // policies never ask.
-func (r *run) askRemembered(c *call, req *PermissionRequest, check func() Decision) Decision {
+func (r *run) askRemembered(c *call, req *ToolInvocation, check func() Decision) Decision {
 	if _, ok := r.permission.(builtinChecker); ok {
 		return check()
 	}
@@ -395,7 +395,7 @@ func (r *run) stopPending(open []call) bool {
 			pc.Input = encodeInput(c.input)
 		}
 		if pc.Pending {
-			req := &PermissionRequest{SessionID: r.sessionID, ToolUseID: c.use.ID, Input: c.input, RawInput: c.use.Input}
+			req := &ToolInvocation{SessionID: r.sessionID, ToolUseID: c.use.ID, Input: c.input, RawInput: c.use.Input}
 			if c.entry != nil {
 				req.Tool = c.entry.spec
 			}

@@ -45,7 +45,7 @@ func (n *notes) paths() []string {
 }
 
 // askLater defers every write tool call to a person.
-var askLater = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+var askLater = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Decision{Allow: true}, nil
 	}
@@ -309,7 +309,7 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	var n notes
 	store := &agentrt.MemoryStore{}
 	asked := 0
-	first := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	first := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked++
 		return agentrt.Decision{Allow: true, Always: true}, nil
 	})
@@ -323,7 +323,7 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	assert.Equal(t, true, perm[0]["always"])
 
 	// A new checker (another process, say): the session remembers.
-	second := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	second := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		t.Error("asked again")
 		return agentrt.Decision{}, nil
 	})
@@ -398,7 +398,7 @@ func TestAskLaterInParallelGroup(t *testing.T) {
 		reads = append(reads, in.Path)
 		return "content of " + in.Path, nil
 	}, agentrt.ReadOnly())
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if strings.Contains(string(req.RawInput), "secret") {
 			return agentrt.Decision{Pending: true}, nil
 		}
@@ -461,7 +461,7 @@ func TestAskOnWriteAlwaysWithoutRecords(t *testing.T) {
 	var n notes
 	store := struct{ agentrt.SessionStore }{&agentrt.MemoryStore{}} // hides the record methods
 	asked := 0
-	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked++
 		return agentrt.Decision{Allow: true, Always: true}, nil
 	})

@@ -274,7 +274,7 @@ func (r *run) check(c *call) bool {
 func (r *run) askPermission(c *call, in any) (Decision, any) {
 	e := c.entry
 	req := r.newPermissionRequest()
-	*req = PermissionRequest{
+	*req = ToolInvocation{
 		SessionID: r.sessionID,
 		ToolUseID: c.use.ID,
 		Tool:      e.spec,

@@ -184,7 +184,7 @@ func TestDurableMatchesRun(t *testing.T) {
 			return []agenttest.Step{agenttest.CallTool("save", `{"text":"a"}`), agenttest.CallTool("save", `{"text":"b"}`), agenttest.Reply("ok")}
 		}, agent: func(ag *agentrt.Agent) {
 			n := 0
-			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 				n++
 				if n == 1 {
 					return agentrt.Decision{Reason: "no"}, nil

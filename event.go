@@ -187,7 +187,7 @@ type Done struct {
 	Turns int
 	// Pending lists, for StopPending, the calls that wait for a person's
 	// decision, in order, each with its decoded input; nil otherwise.
-	Pending []*PermissionRequest
+	Pending []*ToolInvocation
 }
 
 // Err returns nil for a complete run and an error that says why it ended

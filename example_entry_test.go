@@ -27,7 +27,7 @@ func ExamplePermissionFunc() {
 			agenttest.CallTool("write_file", `{"path":"notes.md"}`),
 			agenttest.Reply("done"),
 		),
-		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			if req.Tool.ReadOnly {
 				return agentrt.Decision{Allow: true}, nil
 			}

@@ -2,6 +2,7 @@ package agentrt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -71,20 +72,33 @@ type RunInfo struct {
 	Start time.Time
 }
 
-// ToolInvocation describes a tool call to hooks. Each call has its own,
-// passed to its BeforeTool and AfterTool hooks, which may keep it; only
-// BeforeTool's change of Input takes effect. Tool and RawInput are shared
-// with the agent and the session and must not be modified.
+// ToolInvocation is one tool call, after its input was decoded and
+// validated: what the [PermissionChecker] is asked about, what the
+// BeforeTool and AfterTool hooks see, and each call left to a person in
+// Done.Pending. Each of them gets a value of its own, which it may keep (a
+// checker that answers later, say): the runtime never changes it
+// afterwards, and only BeforeTool's change of Input takes effect. Tool and
+// RawInput are shared with the agent and the session and must not be
+// modified.
 type ToolInvocation struct {
 	SessionID string
 	Turn      int
 	ToolUseID string
-	Tool      ToolSpec
-	// Input is the decoded input the tool will get; BeforeTool may replace
-	// it with a value of the same type.
-	Input    any
-	RawInput []byte
-	// Start is when the call started running (set for AfterTool).
+	// Tool describes the tool; Tool.ReadOnly tells a write tool apart.
+	Tool ToolSpec
+	// Input is the decoded input: for a tool built by NewTool, a value of
+	// its input type, which a checker or a hook may type-assert.
+	// BeforeTool may replace it with a value of the same type.
+	Input any
+	// RawInput is the input as the model sent it.
+	RawInput json.RawMessage
+	// Remembered, for the permission checker, is the decision a person
+	// made earlier in this session for calls like this one (an "always",
+	// see [Decision.Always]), or nil. A checker that would ask a person may
+	// return it instead; the runtime applies it itself to a call the
+	// checker defers ([Decision.Pending]).
+	Remembered *Decision
+	// Start, for AfterTool, is when the call started running.
 	Start time.Time
 }
 

@@ -183,7 +183,7 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 		agenttest.CallTools(agenttest.ToolUse("echo", `{"text":"hi"}`), agenttest.ToolUse("save", `{"text":"x"}`)).
 			WithUsage(agentrt.Usage{InputTokens: 10, OutputTokens: 5}),
 		agenttest.Reply("done").WithUsage(agentrt.Usage{InputTokens: 20, OutputTokens: 2}))
-	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		return agentrt.Decision{Allow: true}, nil
 	})
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{jsonlEchoTool(), save}, Planner: script, Store: s, Permission: ask}

@@ -196,7 +196,7 @@ func ExampleJSONLStore_Lines() {
 		Planner: agenttest.Script(
 			agenttest.CallTools(agenttest.ToolUse("remove", `{"path":"a.txt"}`), agenttest.ToolUse("remove", `{"path":"/etc"}`)),
 			agenttest.Reply("Removed a.txt; /etc was refused.")),
-		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			if string(req.RawInput) == `{"path":"/etc"}` {
 				return agentrt.Decision{Reason: "not under the project", Source: "hook"}, nil
 			}

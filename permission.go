@@ -10,27 +10,6 @@ import (
 	"sync"
 )
 
-// PermissionRequest is what a [PermissionChecker] is asked about: one tool
-// call, after its input was decoded and validated. Each call gets a request
-// of its own that the runtime never changes afterwards, so a checker may
-// keep it (to answer later, say); Input and RawInput must not be modified.
-type PermissionRequest struct {
-	SessionID string
-	ToolUseID string
-	// Tool describes the tool; Tool.ReadOnly tells a write tool apart.
-	Tool ToolSpec
-	// Input is the decoded input: for a tool built by NewTool, a value of
-	// its input type, which the checker may type-assert.
-	Input any
-	// RawInput is the input as the model sent it.
-	RawInput json.RawMessage
-	// Remembered is the decision a person made earlier in this session
-	// for calls like this one (an "always", see [Decision.Always]), or
-	// nil. A checker that would ask a person may return it instead; the
-	// runtime applies it itself to a call the checker defers ([Decision.Pending]).
-	Remembered *Decision
-}
-
 // Decision is a permission checker's answer, a plain value:
 //
 //	agentrt.Decision{Allow: true}                   // the call runs
@@ -67,7 +46,7 @@ type Decision struct {
 	// for later calls of the same tool (of every tool with AnyTool) whose
 	// input matches Pattern: the runtime applies it, with Source
 	// "remembered", to such a call the checker defers ([Decision.Pending]), and
-	// passes it to the checker as PermissionRequest.Remembered
+	// passes it to the checker as ToolInvocation.Remembered
 	// ([AskOnWrite] answers with it instead of asking). The rule is
 	// recorded in the session's permission record, so it holds on every
 	// later run of the session, in any process. A store that keeps no
@@ -90,14 +69,14 @@ type Decision struct {
 //
 // An error from Check denies the call; the model sees the error's text.
 type PermissionChecker interface {
-	Check(ctx context.Context, req *PermissionRequest) (Decision, error)
+	Check(ctx context.Context, req *ToolInvocation) (Decision, error)
 }
 
 // PermissionFunc adapts a function to a [PermissionChecker].
-type PermissionFunc func(ctx context.Context, req *PermissionRequest) (Decision, error)
+type PermissionFunc func(ctx context.Context, req *ToolInvocation) (Decision, error)
 
 // Check calls f(ctx, req).
-func (f PermissionFunc) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
+func (f PermissionFunc) Check(ctx context.Context, req *ToolInvocation) (Decision, error) {
 	return f(ctx, req)
 }
 
@@ -109,7 +88,7 @@ func AllowReadOnly() PermissionChecker { return allowReadOnly{} }
 
 type allowReadOnly struct{}
 
-func (allowReadOnly) Check(_ context.Context, req *PermissionRequest) (Decision, error) {
+func (allowReadOnly) Check(_ context.Context, req *ToolInvocation) (Decision, error) {
 	if req.Tool.ReadOnly {
 		return Decision{Allow: true, Source: "policy"}, nil
 	}
@@ -125,13 +104,13 @@ func AllowAll() PermissionChecker { return allowAll{} }
 
 type allowAll struct{}
 
-func (allowAll) Check(context.Context, *PermissionRequest) (Decision, error) {
+func (allowAll) Check(context.Context, *ToolInvocation) (Decision, error) {
 	return Decision{Allow: true, Source: "policy"}, nil
 }
 
 // AskOnWrite returns a policy that allows read-only tools and asks ask
 // about each write tool call, unless the person already answered "always"
-// for such a call in this session ([PermissionRequest.Remembered]): then
+// for such a call in this session ([ToolInvocation.Remembered]): then
 // that decision is returned without asking. ask returns the person's
 // decision; a Source left empty is reported as "user". An allowing
 // decision with Always set is remembered by the runtime for the rest of
@@ -149,7 +128,7 @@ func AskOnWrite(ask PermissionFunc) PermissionChecker {
 
 type askOnWrite struct{ ask PermissionFunc }
 
-func (a askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
+func (a askOnWrite) Check(ctx context.Context, req *ToolInvocation) (Decision, error) {
 	if req.Tool.ReadOnly {
 		return Decision{Allow: true, Source: "policy"}, nil
 	}
@@ -179,7 +158,7 @@ func (a askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decision
 func TerminalAsker(r io.Reader, w io.Writer) PermissionFunc {
 	br := bufio.NewReader(r)
 	var mu sync.Mutex
-	return func(ctx context.Context, req *PermissionRequest) (Decision, error) {
+	return func(ctx context.Context, req *ToolInvocation) (Decision, error) {
 		no := Decision{Source: "user", Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)}
 		mu.Lock()
 		defer mu.Unlock()

@@ -251,7 +251,7 @@ func (propBadSpecTool) Execute(context.Context, any) (string, error) { return ""
 // propChecker is a permission checker that allows, denies, fails, panics,
 // calls Goexit or rewrites the input, per tool_use.
 func propChecker(plan *propPlan) agentrt.PermissionChecker {
-	return agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	return agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		in, _ := req.Input.(propIn)
 		f := plan.pick("perm", in.K)
 		switch f {

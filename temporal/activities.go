@@ -195,7 +195,7 @@ func (o *PlanOutput) message() (agentrt.Message, error) {
 // is left to a person (agentrt.Decision.Pending), whom the workflow asks.
 type askChecker struct{}
 
-func (askChecker) Check(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+func (askChecker) Check(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Decision{Allow: true}, nil
 	}

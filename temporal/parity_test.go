@@ -156,7 +156,7 @@ func faultyTools() []agentrt.Tool {
 
 // faultyChecker decides by mode: deny, rewrite, checkpanic, checkgoexit;
 // anything else is allowed.
-var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	in, _ := req.Input.(modeIn)
 	switch in.Mode {
 	case "deny":

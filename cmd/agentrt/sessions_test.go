@@ -187,7 +187,7 @@ var scenarios = []scenario{
 // approvalAgent leaves every write to a person (agentrt.Decision.Pending).
 func approvalAgent(s *agentrt.JSONLStore, p agentrt.Planner) *agentrt.Agent {
 	return &agentrt.Agent{Tools: []agentrt.Tool{deleteTool()}, Planner: p, Store: s,
-		Permission: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			return agentrt.Decision{Pending: true}, nil
 		})}
 }

@@ -657,7 +657,7 @@ func formatTokens(n int) string {
 // text is not in the file), through the same os.Root checks the tool makes.
 // Other calls go to next.
 func (c *cli) precheck(next agentrt.PermissionChecker) agentrt.PermissionChecker {
-	return agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	return agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if !req.Tool.ReadOnly {
 			if err := c.ws.check(req); err != nil {
 				return agentrt.Decision{Reason: "refused without asking the user: " + err.Error(), Source: "precheck"}, nil
@@ -671,7 +671,7 @@ func (c *cli) precheck(next agentrt.PermissionChecker) agentrt.PermissionChecker
 // tool call would make as a unified diff and asks y / n / always on the
 // terminal. Only a line typed after the question appeared answers it.
 // Ctrl-C (a cancelled ctx) and end of input mean no.
-func (c *cli) ask(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+func (c *cli) ask(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	c.clearStatus()
 	c.ind.set(func(in *indicator) { in.asking = true })
 	defer func() {

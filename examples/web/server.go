@@ -72,7 +72,7 @@ func (s *server) Close() error { return s.store.Close() }
 // approveWrites lets read-only tools run and leaves every write to the
 // person at the page, who answers later: the run stops until then. A
 // path that leaves the workspace is refused without asking.
-func approveWrites(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+func approveWrites(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Decision{Allow: true}, nil
 	}

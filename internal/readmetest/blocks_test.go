@@ -78,7 +78,7 @@ func permissions(ag *agentrt.Agent) {
 	ag.Permission = agentrt.AllowReadOnly()                                        // the default: write tools are denied
 	ag.Permission = agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)) // y / n / always
 	ag.Permission = agentrt.AllowAll()                                             // trusted setups only
-	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
 			return agentrt.Decision{Allow: true}, nil
 		}
@@ -91,13 +91,13 @@ func permissions(ag *agentrt.Agent) {
 }
 
 func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
-	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
 			return agentrt.Decision{Allow: true}, nil
 		}
 		return agentrt.Decision{Pending: true}, nil // a person decides, in a browser, maybe tomorrow
 	})
-	var pending []*agentrt.PermissionRequest
+	var pending []*agentrt.ToolInvocation
 	for ev, err := range ag.Run(ctx, "s1", "Write the report.") {
 		if err != nil {
 			return err
