@@ -188,7 +188,7 @@ func TestUsageCountsReasoningAndCache(t *testing.T) {
 	var usage []string
 	for rec, err := range s.Lines(context.Background(), "s") {
 		require.NoError(t, err)
-		if rec.Kind == agentrt.RecordUsage {
+		if agentrt.RecordKind(rec.Kind) == agentrt.RecordUsage {
 			usage = append(usage, string(rec.Data))
 		}
 	}

@@ -36,12 +36,12 @@ var (
 
 	// Errors of the JSONL store.
 
-	// ErrJSONLVersion is returned (inside a [*JSONLLineError]) for a
+	// ErrJSONLVersion is returned (inside a [*jsonl.LineError]) for a
 	// session file written in a format version this reader does not know.
 	ErrJSONLVersion = errors.New("unsupported JSONL format version")
 	// ErrLineTooLong is returned when a record is longer than
 	// [JSONLOptions.MaxLineSize]: by Append, which writes nothing, and by
-	// Load (inside a [*JSONLLineError]) for such a line in a file. Run
+	// Load (inside a [*jsonl.LineError]) for such a line in a file. Run
 	// answers a tool result the store refuses with it by an error result
 	// saying so.
 	ErrLineTooLong = errors.New("JSONL line longer than the store's MaxLineSize")

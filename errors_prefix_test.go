@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 	"github.com/agentrt/agentrt/jsonplanner"
 )
 
@@ -71,7 +72,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		damaged := lines[0] + "{not json\n" + strings.Join(lines[1:], "")
 		require.NoError(t, os.WriteFile(path, []byte(damaged), 0o600))
 		err = runErr(t, store, "damaged")
-		var corrupt *agentrt.JSONLLineError
+		var corrupt *jsonl.LineError
 		require.True(t, errors.As(err, &corrupt) && !corrupt.Tail, "%v", err)
 		assertOnePrefix(t, err)
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"io/fs"
 	"iter"
@@ -64,7 +65,7 @@ type JSONLOptions struct {
 	Durability Durability
 
 	// OnWarning, when set, receives what the store tolerated rather than
-	// failed on: a [*JSONLLineError] with Tail set for the damaged last
+	// failed on: a [*jsonl.LineError] with Tail set for the damaged last
 	// line a crash left (each time a read skips it, and once when an
 	// append removes it), one without Tail for a damaged session that List
 	// could only count roughly, and errors that have no caller to go to (a
@@ -91,9 +92,9 @@ type JSONLOptions struct {
 // [Durability]).
 //
 // A crash-truncated last line is skipped, reported to
-// [JSONLOptions.OnWarning] as a [*JSONLLineError] with Tail set and
+// [JSONLOptions.OnWarning] as a [*jsonl.LineError] with Tail set and
 // removed by the next append; damage anywhere else fails Load with a
-// [*JSONLLineError]
+// [*jsonl.LineError]
 // ("Reading, and what a crash leaves" in the format document). Lock keeps a
 // session to one run, in this process and across processes ("Locking");
 // Append does not take it. All file access goes through an [os.Root] on dir,
@@ -263,7 +264,7 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	if err != nil {
 		return wrapf(err, "JSONLStore.Append")
 	}
-	return s.appendLine(ctx, sessionID, RecordMessage, body)
+	return s.appendLine(ctx, sessionID, kindMessage, body)
 }
 
 // AppendRecord writes rec as one line of kind rec.Kind; see
@@ -274,7 +275,7 @@ func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Rec
 		return err
 	}
 	switch rec.Kind {
-	case "", RecordHeader, RecordMessage:
+	case "", kindHeader, kindMessage:
 		return fmt.Errorf("agentrt: JSONLStore.AppendRecord: invalid record kind %q", rec.Kind)
 	}
 	body := []byte("null")
@@ -417,7 +418,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		tail := &JSONLLineError{File: s.path(id), Line: line + 1, Offset: cut, Tail: true, Repaired: true}
+		tail := &jsonl.LineError{File: s.path(id), Line: line + 1, Offset: cut, Tail: true, Repaired: true}
 		tail.Err = s.tailCause(f, cut, size)
 		if err := f.Truncate(cut); err != nil {
 			return 0, wrapf(err, "removing the damaged tail of %s", s.path(id))
@@ -467,7 +468,7 @@ func (s *JSONLStore) tailCause(f *os.File, cut, size int64) error {
 // inspectTail applies the read rules to the end of a file of the given
 // size, reading only its last lines. It returns the length the file must
 // be cut to (size when nothing is wrong) and the seq of the next record.
-// A bad line that reading would not drop is a *JSONLLineError.
+// A bad line that reading would not drop is a *jsonl.LineError.
 func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next int64, err error) {
 	if size == 0 {
 		return 0, 1, nil
@@ -495,7 +496,7 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 		problem, perr := s.readLineAt(f, start, cut-1, &l)
 		switch {
 		case problem == lineOK:
-			if l.Kind == RecordHeader {
+			if l.Kind == kindHeader {
 				return cut, 1, nil
 			}
 			return cut, l.Seq + 1, nil
@@ -507,7 +508,7 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 		if cerr != nil {
 			return 0, 0, cerr
 		}
-		return 0, 0, &JSONLLineError{File: s.path(id), Line: line + 1, Offset: start, Err: perr}
+		return 0, 0, &jsonl.LineError{File: s.path(id), Line: line + 1, Offset: start, Err: perr}
 	}
 }
 
@@ -598,7 +599,7 @@ func (s *JSONLStore) openRead(id string) (*os.File, int64, error) {
 
 // scan reads the session file and calls fn for each good line; a damaged
 // tail is returned (not reported). A missing file reads as no lines.
-func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*JSONLLineError, error) {
+func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*jsonl.LineError, error) {
 	f, size, err := s.openRead(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -614,7 +615,7 @@ func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off i
 // exist loads as an empty slice. Records of other kinds are skipped, those
 // of kinds this version does not know included. A damaged last line is
 // skipped and reported to OnWarning; any other damage is a
-// [*JSONLLineError]. Load streams the file: it holds one line at a time
+// [*jsonl.LineError]. Load streams the file: it holds one line at a time
 // besides the messages it returns, which belong to the caller.
 func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, error) {
 	if err := ValidateSessionID(sessionID); err != nil {
@@ -625,7 +626,7 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 	}
 	msgs := []Message{}
 	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *decodedLine) error {
-		if l.Kind == RecordMessage {
+		if l.Kind == kindMessage {
 			msgs = append(msgs, *l.Message)
 		}
 		return nil
@@ -640,7 +641,7 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 }
 
 // Verify reads the whole session file and reports its state: nil if every
-// line is good (or the session does not exist), a [*JSONLLineError] with
+// line is good (or the session does not exist), a [*jsonl.LineError] with
 // Tail set if only its last line is damaged (what a crash leaves; Load
 // succeeds), one without Tail if Load would fail. It does not call OnWarning.
 func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
@@ -659,15 +660,16 @@ func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 
 // Lines returns an iterator over every line of the session file, in
 // order: the header, the messages, and every other record, kinds this
-// version does not know included, each with its raw JSON. It is meant for
-// audits and tools (package timeline reads sessions with it). A missing session yields nothing. A damaged last line
+// version does not know included, each with its raw JSON (package jsonl
+// names them). It is meant for audits and tools: package timeline reads
+// sessions with it. A missing session yields nothing. A damaged last line
 // is skipped and reported to OnWarning, as by Load; any other damage, or a
 // failure to read, is yielded as the error, once and last, after the
 // records before it.
-func (s *JSONLStore) Lines(ctx context.Context, sessionID string) iter.Seq2[JSONLLine, error] {
-	return func(yield func(JSONLLine, error) bool) {
+func (s *JSONLStore) Lines(ctx context.Context, sessionID string) iter.Seq2[jsonl.Line, error] {
+	return func(yield func(jsonl.Line, error) bool) {
 		if err := ValidateSessionID(sessionID); err != nil {
-			yield(JSONLLine{}, err)
+			yield(jsonl.Line{}, err)
 			return
 		}
 		errStop := errors.New("stop")
@@ -680,7 +682,7 @@ func (s *JSONLStore) Lines(ctx context.Context, sessionID string) iter.Seq2[JSON
 		switch {
 		case err == errStop:
 		case err != nil:
-			yield(JSONLLine{}, err)
+			yield(jsonl.Line{}, err)
 		case tail != nil:
 			s.warn(tail)
 		}
@@ -691,14 +693,21 @@ func (s *JSONLStore) Lines(ctx context.Context, sessionID string) iter.Seq2[JSON
 // messages (permission, usage, compaction, and kinds this version does not
 // know), in order; see [RecordStore].
 func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Record, error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
 	var recs []Record
-	for r, err := range s.Lines(ctx, sessionID) {
-		if err != nil {
-			return nil, err
+	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *decodedLine) error {
+		if l.Kind != kindHeader && l.Kind != kindMessage {
+			recs = append(recs, Record{Kind: l.Kind, Data: l.Data})
 		}
-		if r.Kind != RecordHeader && r.Kind != RecordMessage {
-			recs = append(recs, Record{Kind: r.Kind, Data: r.Data})
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if tail != nil {
+		s.warn(tail)
 	}
 	return recs, nil
 }

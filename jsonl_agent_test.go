@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // The runtime on a JSONL store: resume after a crash, one run per session,
@@ -78,7 +79,7 @@ func TestJSONLResumeRepairsDanglingToolUse(t *testing.T) {
 	// Skipped by Load, and by LoadRecords (open tool_uses may be calls
 	// pending a person's decision), then removed by the first append.
 	require.Len(t, warns, 3, "the tail was skipped by Load and LoadRecords, then removed by the first append")
-	var tail *agentrt.JSONLLineError
+	var tail *jsonl.LineError
 	for _, w := range warns[:2] {
 		require.ErrorAs(t, w, &tail)
 		assert.True(t, tail.Tail)
@@ -194,11 +195,13 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 	var perm json.RawMessage
 	for r, err := range s.Lines(ctx, "audit") {
 		require.NoError(t, err)
-		k := string(r.Kind)
-		if r.Message != nil {
-			k = string(r.Message.Role)
+		k := r.Kind
+		if r.Kind == jsonl.KindMessage {
+			var m agentrt.Message
+			require.NoError(t, json.Unmarshal(r.Message, &m))
+			k = string(m.Role)
 		}
-		if r.Kind == agentrt.RecordPermission {
+		if agentrt.RecordKind(r.Kind) == agentrt.RecordPermission {
 			perm = r.Data
 		}
 		kinds = append(kinds, k)

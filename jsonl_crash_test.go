@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // The tests in this file re-execute the test binary as a child process,
@@ -234,7 +235,7 @@ func TestJSONLCrashSIGKILL(t *testing.T) {
 
 		// What Load reported: at most a damaged tail.
 		for _, warning := range w.take() {
-			var tail *agentrt.JSONLLineError
+			var tail *jsonl.LineError
 			require.ErrorAs(t, warning, &tail)
 			require.True(t, tail.Tail, "only a damaged tail: %v", tail)
 			require.False(t, tail.Repaired, "reading never repairs")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // A session kept in a JSONL store outlives the process: a new store on the
@@ -152,7 +153,7 @@ func ExampleJSONLStore_Fork() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if r.Kind == agentrt.RecordHeader {
+		if r.Kind == jsonl.KindHeader {
 			var h struct {
 				ForkedFrom struct {
 					SessionID string `json:"session_id"`
@@ -214,7 +215,7 @@ func ExampleJSONLStore_Lines() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if r.Kind == agentrt.RecordPermission {
+		if agentrt.RecordKind(r.Kind) == agentrt.RecordPermission {
 			var p struct {
 				ToolUseID string `json:"tool_use_id"`
 				Allow     bool   `json:"allow"`

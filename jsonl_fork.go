@@ -91,7 +91,7 @@ func (s *JSONLStore) copyPrefix(ctx context.Context, out io.Writer, r io.Reader,
 		if num == 1 {
 			return header(l)
 		}
-		if l.Kind == RecordMessage {
+		if l.Kind == kindMessage {
 			if msgs == upTo {
 				return errForkDone
 			}

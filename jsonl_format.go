@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"strconv"
 	"time"
@@ -22,56 +23,9 @@ import (
 // (new record kinds, new fields) do not change the version.
 const jsonlVersion = 1
 
-// errNoNewline is the Err of a tail JSONLLineError for a last line that
+// errNoNewline is the Err of a tail jsonl.LineError for a last line that
 // does not end in '\n': a write that was cut short.
 var errNoNewline = errors.New("the line does not end in a newline: a write was cut short")
-
-// JSONLLineError is a damaged line of a session file.
-//
-// With Tail set, it is the damage a crash can leave at the end of the file:
-// a last line that does not end in '\n', or that is not valid JSON. Such a
-// line is not part of the session: Load drops it and succeeds (it would be
-// wrong to fail a run over what a crash normally leaves), the error goes to
-// [JSONLOptions.OnWarning], and the next append removes the line before
-// writing.
-//
-// Without Tail, it is any other damage: a line that is not valid JSON with
-// more lines after it, a record that breaks the format (no kind, no seq, a
-// message line without a message, a missing header), a line longer than
-// the limit, or a header of an unknown version ([ErrJSONLVersion]). A
-// store never skips such a line: Load fails with it.
-//
-// [JSONLStore.Verify] returns either.
-type JSONLLineError struct {
-	// File is the path of the session file.
-	File string
-	// Line is the 1-based number of the line.
-	Line int
-	// Offset is the byte offset at which the line starts (for a tail, the
-	// length of the file once the line is removed).
-	Offset int64
-	// Tail marks the damaged last line a crash leaves.
-	Tail bool
-	// Repaired, for a tail, is true when the store removed the line from
-	// the file (just before appending to it), false when it only skipped
-	// it while reading.
-	Repaired bool
-	// Err says what is wrong with the line.
-	Err error
-}
-
-func (e *JSONLLineError) Error() string {
-	if !e.Tail {
-		return fmt.Sprintf("agentrt: %s: line %d (byte %d): %v", e.File, e.Line, e.Offset, e.Err)
-	}
-	what := "ignored"
-	if e.Repaired {
-		what = "removed"
-	}
-	return fmt.Sprintf("agentrt: %s: line %d (byte %d): incomplete last line %s: %v", e.File, e.Line, e.Offset, what, e.Err)
-}
-
-func (e *JSONLLineError) Unwrap() error { return e.Err }
 
 // jsonlHeader is the first line of a session file.
 type jsonlHeader struct {
@@ -95,31 +49,11 @@ type jsonlForkedFrom struct {
 	Messages  int    `json:"messages"`
 }
 
-// JSONLLine is one line of a session file, as [JSONLStore.Lines] reads
-// it: the header, a message, or any other record, including kinds this
-// version does not know. docs/jsonl-format.md documents each kind.
-type JSONLLine struct {
-	// Line is the 1-based line number; Offset the byte offset of the line.
-	Line   int
-	Offset int64
-	// Kind is RecordHeader, RecordMessage, or the kind of another record
-	// (RecordPermission, RecordUsage, ..., or one this version does not
-	// know).
-	Kind RecordKind
-	// Seq numbers the records after the header from 1; 0 for the header.
-	Seq int64
-	// Time is the record's "ts" (the header's "created"); zero if absent
-	// or not a valid RFC 3339 time.
-	Time time.Time
-	// Message is set for a message line.
-	Message *Message
-	// Data is the "data" field of any other record.
-	Data json.RawMessage
-	// Raw is the whole line as stored, without its newline. It belongs to
-	// the caller. The header's fields (version, session_id, created,
-	// metadata, forked_from) are read from it.
-	Raw json.RawMessage
-}
+// The kinds of the lines that are not records.
+const (
+	kindHeader  RecordKind = jsonl.KindHeader
+	kindMessage RecordKind = jsonl.KindMessage
+)
 
 // decodedLine is the union of every line's fields, for decoding.
 type decodedLine struct {
@@ -165,7 +99,7 @@ func parseLine(b []byte, first bool, l *decodedLine) (lineProblem, error) {
 		return lineInvalid, fmt.Errorf("not a record: %w", err)
 	}
 	switch {
-	case first && l.Kind != RecordHeader:
+	case first && l.Kind != kindHeader:
 		return lineInvalid, fmt.Errorf("the first line is not a header (kind %q)", l.Kind)
 	case first && l.Version != jsonlVersion:
 		return lineInvalid, fmt.Errorf("%w %d (this reader knows version %d)", ErrJSONLVersion, l.Version, jsonlVersion)
@@ -173,28 +107,32 @@ func parseLine(b []byte, first bool, l *decodedLine) (lineProblem, error) {
 		return lineOK, nil
 	case l.Kind == "":
 		return lineInvalid, errors.New("a record without a kind")
-	case l.Kind == RecordHeader:
+	case l.Kind == kindHeader:
 		return lineInvalid, errors.New("a second header")
 	case l.Seq < 1:
 		return lineInvalid, fmt.Errorf("a %q record without a positive seq", l.Kind)
-	case l.Kind == RecordMessage && (l.Message == nil || l.Message.Role == ""):
+	case l.Kind == kindMessage && (l.Message == nil || l.Message.Role == ""):
 		return lineInvalid, errors.New(`a message record without a message or without its "role"`)
 	}
 	return lineOK, nil
 }
 
-// record converts a decoded line to a JSONLLine; raw is copied.
-func (l *decodedLine) record(line int, off int64, raw []byte) JSONLLine {
-	r := JSONLLine{
-		Line: line, Offset: off, Kind: l.Kind, Seq: l.Seq,
+// record converts a decoded line to a jsonl.Line; raw is copied.
+func (l *decodedLine) record(line int, off int64, raw []byte) jsonl.Line {
+	r := jsonl.Line{
+		Line: line, Offset: off, Kind: string(l.Kind), Seq: l.Seq,
 		Raw: bytes.Clone(raw),
 	}
 	switch l.Kind {
-	case RecordHeader:
+	case kindHeader:
 		r.Time, _ = time.Parse(time.RFC3339Nano, l.Created)
-	case RecordMessage:
-		m := *l.Message
-		r.Message = &m
+	case kindMessage:
+		var m struct {
+			Message json.RawMessage `json:"message"`
+		}
+		if json.Unmarshal(r.Raw, &m) == nil {
+			r.Message = m.Message
+		}
 	default:
 		r.Data = l.Data
 	}
@@ -240,7 +178,7 @@ func appendRecordLine(buf []byte, kind RecordKind, seq int64, ts time.Time, body
 	buf = strconv.AppendInt(buf, seq, 10)
 	buf = append(buf, `,"ts":"`...)
 	buf = ts.UTC().AppendFormat(buf, time.RFC3339Nano)
-	if kind == RecordMessage {
+	if kind == kindMessage {
 		buf = append(buf, `","message":`...)
 	} else {
 		buf = append(buf, `","data":`...)
@@ -338,11 +276,11 @@ func (r *lineReader) readLine() (line []byte, terminated bool, err error) {
 // for each complete, valid line in order. It applies the crash rules: a last
 // line without a newline, or a last line that is not valid JSON, is not
 // passed to fn and is returned as the tail; any other bad line is a
-// *JSONLLineError. The *decodedLine passed to fn is reused: fn must copy
+// *jsonl.LineError. The *decodedLine passed to fn is reused: fn must copy
 // what it keeps (raw included).
-func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*JSONLLineError, error) {
+func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*jsonl.LineError, error) {
 	lr := newLineReader(r, max)
-	var pending *JSONLLineError // an unparsable line, which is fine only if it is the last
+	var pending *jsonl.LineError // an unparsable line, which is fine only if it is the last
 	var l decodedLine
 	for {
 		raw, terminated, err := lr.readLine()
@@ -350,14 +288,14 @@ func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(n
 			return pending, nil
 		}
 		if pending != nil {
-			return nil, &JSONLLineError{File: file, Line: pending.Line, Offset: pending.Offset, Err: pending.Err}
+			return nil, &jsonl.LineError{File: file, Line: pending.Line, Offset: pending.Offset, Err: pending.Err}
 		}
 		if !terminated && (err == nil || err == ErrLineTooLong) {
-			return &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: errNoNewline}, nil
+			return &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: errNoNewline}, nil
 		}
 		if err != nil {
 			if err == ErrLineTooLong {
-				return nil, &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Err: fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)}
+				return nil, &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Err: fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)}
 			}
 			return nil, fmt.Errorf("agentrt: reading %s: %w", file, err)
 		}
@@ -368,9 +306,9 @@ func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(n
 		}
 		switch problem, perr := parseLine(raw, lr.num == 1, &l); problem {
 		case lineUnparsable:
-			pending = &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: perr}
+			pending = &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: perr}
 		case lineInvalid:
-			return nil, &JSONLLineError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
+			return nil, &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
 		default:
 			if err := fn(lr.num, lr.off, raw, &l); err != nil {
 				return nil, err

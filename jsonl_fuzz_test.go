@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // FuzzJSONLLoad feeds arbitrary bytes to the loader as a session file. It
@@ -57,7 +58,7 @@ func FuzzJSONLLoad(f *testing.F) {
 		msgs, err := s.Load(ctx, id)
 		verr := s.Verify(ctx, id)
 		if err != nil {
-			var ce *agentrt.JSONLLineError
+			var ce *jsonl.LineError
 			if !errors.As(err, &ce) || ce.Tail {
 				t.Fatalf("Load failed without a JSONLLineError (not a tail): %v", err)
 			}
@@ -74,7 +75,7 @@ func FuzzJSONLLoad(f *testing.F) {
 			if len(msgs) != want {
 				t.Fatalf("Load returned %d messages, the file holds %d", len(msgs), want)
 			}
-			var tail *agentrt.JSONLLineError
+			var tail *jsonl.LineError
 			if verr != nil && (!errors.As(verr, &tail) || !tail.Tail) {
 				t.Fatalf("Load succeeded but Verify says %v", verr)
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"io/fs"
 	"os"
@@ -257,9 +258,9 @@ func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() [
 		}
 		if err := json.Unmarshal(read(), &k); err != nil && !e.corrupt {
 			e.corrupt = true
-			s.warn(&JSONLLineError{File: s.path(id), Line: e.lines, Offset: start, Err: fmt.Errorf("List cannot read this line: %w", err)})
+			s.warn(&jsonl.LineError{File: s.path(id), Line: e.lines, Offset: start, Err: fmt.Errorf("List cannot read this line: %w", err)})
 		}
-		isMsg = k.Kind == RecordMessage
+		isMsg = k.Kind == kindMessage
 	}
 	if !isMsg {
 		return

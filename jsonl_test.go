@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // jsonlClock returns a clock that starts at 2026-01-02T03:04:05Z and moves
@@ -265,7 +266,7 @@ func TestJSONLDamagedTail(t *testing.T) {
 			assert.Len(t, msgs, tt.msgs)
 			warns := w.take()
 			require.Len(t, warns, 1)
-			var tail *agentrt.JSONLLineError
+			var tail *jsonl.LineError
 			require.ErrorAs(t, warns[0], &tail)
 			assert.True(t, tail.Tail)
 			assert.Equal(t, path, tail.File)
@@ -276,7 +277,7 @@ func TestJSONLDamagedTail(t *testing.T) {
 
 			// Verify reports the same, without a warning.
 			err := s.Verify(ctx, "s")
-			var vtail *agentrt.JSONLLineError
+			var vtail *jsonl.LineError
 			require.ErrorAs(t, err, &vtail)
 			assert.Equal(t, *tail, *vtail)
 			assert.Empty(t, w.take())
@@ -349,7 +350,7 @@ func TestJSONLCorruptLines(t *testing.T) {
 			ctx := context.Background()
 			check := func(err error) {
 				t.Helper()
-				var ce *agentrt.JSONLLineError
+				var ce *jsonl.LineError
 				require.ErrorAs(t, err, &ce)
 				assert.False(t, ce.Tail)
 				assert.Equal(t, path, ce.File)
@@ -390,7 +391,7 @@ func TestJSONLAppendRefusesToHideCorruption(t *testing.T) {
 	content := `{"kind":"header","version":1,"session_id":"s","created":"2026-01-02T03:04:05Z"}` + "\n" + "garbage\n" + `{"kind":"mess`
 	writeFile(t, path, content)
 	err := s.Append(context.Background(), "s", agentrt.NewUserMessage("x"))
-	var ce *agentrt.JSONLLineError
+	var ce *jsonl.LineError
 	require.ErrorAs(t, err, &ce)
 	assert.False(t, ce.Tail)
 	assert.Equal(t, 2, ce.Line)
@@ -424,7 +425,7 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 	require.Len(t, msgs, 2, "unknown kinds are ignored by Load")
 	assert.Equal(t, "hello", msgs[1].Text())
 
-	var recs []agentrt.JSONLLine
+	var recs []jsonl.Line
 	for r, err := range s.Lines(ctx, "s") {
 		require.NoError(t, err)
 		recs = append(recs, r)
@@ -436,15 +437,17 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 		assert.Equal(t, i+1, r.Line)
 		assert.Equal(t, int64(i), r.Seq)
 	}
-	assert.Equal(t, agentrt.RecordHeader, recs[0].Kind)
+	assert.Equal(t, jsonl.KindHeader, recs[0].Kind)
 	assert.JSONEq(t, `{"kind":"header","version":1,"session_id":"s","created":"2026-01-02T03:04:05Z","metadata":{"user":"ann","project":"x"}}`, string(recs[0].Raw))
 	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), recs[0].Time)
-	assert.Equal(t, agentrt.RecordMessage, recs[1].Kind)
-	assert.Equal(t, "hi", recs[1].Message.Content)
+	assert.Equal(t, jsonl.KindMessage, recs[1].Kind)
+	var hi agentrt.Message
+	require.NoError(t, json.Unmarshal(recs[1].Message, &hi))
+	assert.Equal(t, agentrt.NewUserMessage("hi"), hi)
 	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC), recs[1].Time)
-	assert.Equal(t, agentrt.RecordUsage, recs[2].Kind)
+	assert.Equal(t, string(agentrt.RecordUsage), recs[2].Kind)
 	assert.JSONEq(t, `{"turn":1,"usage":{"input_tokens":3,"output_tokens":4}}`, string(recs[2].Data))
-	assert.Equal(t, agentrt.RecordCompaction, recs[3].Kind)
+	assert.Equal(t, string(agentrt.RecordCompaction), recs[3].Kind)
 	assert.JSONEq(t, `{"summary":"…","replaces":[1,2]}`, string(recs[3].Data))
 	assert.Equal(t, future, string(recs[3].Raw))
 	assert.Equal(t, int64(4), recs[4].Seq, "seq continues after a record written by someone else")
@@ -841,7 +844,7 @@ func TestJSONLLongLines(t *testing.T) {
 	line := fmt.Sprintf(`{"kind":"message","seq":1,"ts":"2026-01-02T03:04:06Z","message":{"role":"user","content":%q}}`, strings.Repeat("x", 200000))
 	writeFile(t, sessionFile(small, "s"), hdr+line+"\n"+line+"\n")
 	_, err = small.Load(ctx, "s")
-	var ce *agentrt.JSONLLineError
+	var ce *jsonl.LineError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, agentrt.ErrLineTooLong)
 	assert.Equal(t, 2, ce.Line)
@@ -883,11 +886,11 @@ func TestJSONLDurabilityString(t *testing.T) {
 
 func TestJSONLErrorsMessages(t *testing.T) {
 	t.Parallel()
-	tail := &agentrt.JSONLLineError{File: "/d/s.jsonl", Line: 7, Offset: 420, Tail: true, Err: errors.New("boom")}
+	tail := &jsonl.LineError{File: "/d/s.jsonl", Line: 7, Offset: 420, Tail: true, Err: errors.New("boom")}
 	assert.Equal(t, "agentrt: /d/s.jsonl: line 7 (byte 420): incomplete last line ignored: boom", tail.Error())
 	tail.Repaired = true
 	assert.Contains(t, tail.Error(), "removed")
-	ce := &agentrt.JSONLLineError{File: "/d/s.jsonl", Line: 3, Offset: 99, Err: errors.New("bad")}
+	ce := &jsonl.LineError{File: "/d/s.jsonl", Line: 3, Offset: 99, Err: errors.New("bad")}
 	assert.Equal(t, "agentrt: /d/s.jsonl: line 3 (byte 99): bad", ce.Error())
 	assert.Equal(t, "bad", errors.Unwrap(ce).Error())
 }

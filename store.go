@@ -72,19 +72,13 @@ type Record struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// RecordKind names the kind of a session entry: the "kind" field of a line
-// of the JSONL format (docs/jsonl-format.md documents each body). A
-// store keeps kinds it does not know as they are.
+// RecordKind names the kind of a [Record]: the "kind" field of its line in
+// the JSONL format (docs/jsonl-format.md documents each body). A store
+// keeps kinds it does not know as they are.
 type RecordKind string
 
-// The kinds the runtime writes. RecordHeader and RecordMessage are the
-// kinds of the JSONL format's header line and message lines ([JSONLLine]);
-// the others are [Record] kinds.
+// The kinds of the records the runtime writes.
 const (
-	// RecordHeader is the first line of a JSONL session file.
-	RecordHeader RecordKind = "header"
-	// RecordMessage is a message line of a JSONL session file.
-	RecordMessage RecordKind = "message"
 	// RecordPermission is a permission decision: {"tool_use_id", "tool",
 	// "allow", "reason", "source", "input" (when rewritten)}. Every
 	// decision is recorded except a policy allowing a read-only tool.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // Layers a run can stop at or a call can fail at, in [Run.Layer],
@@ -100,7 +101,7 @@ type Session struct {
 	Usage agentrt.Usage `json:"usage"`
 	// Tail is the damaged last line a crash left, which readers drop; nil
 	// when there is none.
-	Tail *agentrt.JSONLLineError `json:"-"`
+	Tail *jsonl.LineError `json:"-"`
 	// TailError is Tail's text, for JSON.
 	TailError string `json:"tail_error,omitempty"`
 }
@@ -401,9 +402,9 @@ func Load(ctx context.Context, dir, id string) (*Session, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("timeline: %s: not a directory", dir)
 	}
-	var tail *agentrt.JSONLLineError
+	var tail *jsonl.LineError
 	store, err := agentrt.NewJSONLStore(dir, &agentrt.JSONLOptions{OnWarning: func(err error) {
-		var t *agentrt.JSONLLineError
+		var t *jsonl.LineError
 		if errors.As(err, &t) && t.Tail {
 			tail = t
 		}
@@ -438,7 +439,7 @@ func Load(ctx context.Context, dir, id string) (*Session, error) {
 
 // FromRecords builds the timeline of session id from its lines, as
 // [agentrt.JSONLStore.Lines] yields them.
-func FromRecords(id, file string, recs []agentrt.JSONLLine) *Session {
+func FromRecords(id, file string, recs []jsonl.Line) *Session {
 	b := newBuilder(id, file)
 	for _, r := range recs {
 		b.add(r)

@@ -40,6 +40,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 func main() {
@@ -779,11 +780,15 @@ func (c *cli) recap(ctx context.Context) {
 		if err != nil {
 			return
 		}
+		var m agentrt.Message
+		if r.Kind == jsonl.KindMessage && json.Unmarshal(r.Message, &m) != nil {
+			return
+		}
 		switch {
-		case r.Message != nil && r.Message.Role == agentrt.RoleUser:
-			task, answer, intr = r.Message.Text(), "", nil
-		case r.Message != nil && r.Message.Role == agentrt.RoleAssistant:
-			if t := r.Message.Text(); t != "" {
+		case m.Role == agentrt.RoleUser:
+			task, answer, intr = m.Text(), "", nil
+		case m.Role == agentrt.RoleAssistant:
+			if t := m.Text(); t != "" {
 				answer = t
 			}
 		case r.Kind == recordInterrupted:
@@ -842,7 +847,7 @@ type sessionMeta struct {
 // header, or "" if there is none.
 func (c *cli) sessionRoot(ctx context.Context) string {
 	for r, err := range c.store.Lines(ctx, c.id) {
-		if err != nil || r.Kind != agentrt.RecordHeader {
+		if err != nil || r.Kind != jsonl.KindHeader {
 			return ""
 		}
 		var h struct {

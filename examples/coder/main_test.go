@@ -73,7 +73,7 @@ func (p project) permissions(t *testing.T, id string) []map[string]any {
 	var recs []map[string]any
 	for r, err := range store.Lines(context.Background(), id) {
 		require.NoError(t, err)
-		if r.Kind == agentrt.RecordPermission {
+		if agentrt.RecordKind(r.Kind) == agentrt.RecordPermission {
 			var m map[string]any
 			require.NoError(t, json.Unmarshal(r.Data, &m))
 			recs = append(recs, m)
