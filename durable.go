@@ -231,7 +231,7 @@ func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction,
 	if q.OnText == nil && emit != nil {
 		q.OnText = func(delta string) { r.send(TextDelta{Turn: req.Turn, Text: delta}) }
 	}
-	resp, layer, planErr, fatal := r.planAttempt(&q)
+	resp, layer, planErr, fatal, _ := r.planAttempt(&q)
 	switch {
 	case fatal != nil:
 		out.Err, out.Layer = fatal, layer

@@ -517,3 +517,44 @@ func TestRunPanickyErrorTextIsContained(t *testing.T) {
 	}
 	assert.Contains(t, all, "PANIC=Error method: Error() bug")
 }
+
+// A planner failure returned while the run was live is the planner's, even
+// when the consumer cancels the run on an event of the AfterPlan hooks
+// before the runtime handles it: Done{error} with that error, not a
+// cancellation.
+func TestRunPlannerFailureBeforeCancelIsAnError(t *testing.T) {
+	t.Parallel()
+	errBroken := errors.New("planner broken")
+	for name, step := range map[string]agenttest.Step{
+		"error": agenttest.Fail(errBroken),
+		"nil response": agenttest.Func(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			return nil, nil
+		}),
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		store := agentrt.NewMemoryStore()
+		ag := &agentrt.Agent{Planner: agenttest.Script(step), Store: store,
+			Hooks: []agentrt.Hooks{{AfterPlan: func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { panic("after plan") }}}}
+		var done agentrt.Done
+		var err error
+		for ev, e := range ag.Run(ctx, "s", "go") {
+			if _, ok := ev.(agentrt.HookFailed); ok {
+				cancel() // after the planner returned, before its result is handled
+			}
+			if d, ok := ev.(agentrt.Done); ok {
+				done = d
+			}
+			if e != nil {
+				err = e
+			}
+		}
+		cancel()
+		assert.Equal(t, agentrt.StopError, done.Reason, name)
+		assert.Equal(t, agentrt.LayerPlanner, done.Layer, name)
+		require.Error(t, err, name)
+		assert.NotErrorIs(t, err, context.Canceled, name)
+		if name == "error" {
+			assert.ErrorIs(t, err, errBroken)
+		}
+	}
+}

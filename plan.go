@@ -23,7 +23,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 		req := r.l.request(r.newRequest())
 		req.Messages = view
 		req.OnText = r.onText
-		resp, layer, planErr, fatal := r.planAttempt(req)
+		resp, layer, planErr, fatal, live := r.planAttempt(req)
 		if fatal != nil {
 			return nil, r.stop(StopError, layer, "", fatal)
 		}
@@ -33,10 +33,15 @@ func (r *run) plan() (*ModelResponse, bool) {
 		if planErr == nil {
 			return resp, true
 		}
-		if r.ctx.Err() != nil {
+		compact, retry := planRetry(r.agent.Retry, attempt, compacted, planErr)
+		// A failure after the run was cancelled is the cancellation's, and
+		// a cancelled run makes no further attempt; but a failure the
+		// planner returned while the run was live is its own, even when the
+		// run is cancelled before it is handled (by the consumer, on an
+		// event of the AfterPlan hooks).
+		if r.ctx.Err() != nil && (!live || compact || retry) {
 			return nil, r.stopCancelled()
 		}
-		compact, retry := planRetry(r.agent.Retry, attempt, compacted, planErr)
 		if compact {
 			// Too long for the model: compact harder and try once more.
 			compacted = true
@@ -76,14 +81,14 @@ func planRetry(p RetryPolicy, attempt int, compacted bool, err error) (compact, 
 // the planner and the AfterPlan hooks. It returns the response, or the
 // planner's error (which may be retried), or an error that ends the run
 // (fatal: a BeforePlan hook refused, the planner panicked) with its layer.
-func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, planErr, fatal error) {
+func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, planErr, fatal error, live bool) {
 	r.pl = planJob{req: req}
 	perr := r.do(jobPlan)
-	resp, planErr, hookErr, stage := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage
+	resp, planErr, hookErr, stage, live := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage, r.pl.live
 	r.pl = planJob{}
 	switch {
 	case perr != nil && stage == "Plan":
-		return nil, LayerPlanner, nil, wrapf(perr, "planner (turn %d)", req.Turn)
+		return nil, LayerPlanner, nil, wrapf(perr, "planner (turn %d)", req.Turn), false
 	case perr != nil && stage == "AfterPlan":
 		// The response stands; the hook's failure is reported.
 		r.emit(hookFailedEvent(req.Turn, &hookError{Stage: stage, Index: -1, Err: perr}))
@@ -91,9 +96,9 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, 
 		hookErr = &hookError{Stage: stage, Index: -1, Err: perr}
 	}
 	if hookErr != nil {
-		return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr)
+		return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr), false
 	}
-	return resp, "", planErr, nil
+	return resp, "", planErr, nil, live
 }
 
 // planJob is a planner call made by the worker.
@@ -103,6 +108,7 @@ type planJob struct {
 	err     error
 	hookErr error
 	stage   string // what was running: "BeforePlan", "Plan", "AfterPlan"
+	live    bool   // the run was not cancelled when the planner returned
 }
 
 // planJob runs on the worker: the BeforePlan hooks, the planner and the
@@ -119,6 +125,7 @@ func (r *run) planJob() {
 	}
 	pl.stage = "Plan"
 	pl.resp, pl.err = r.agent.Planner.Plan(ctx, pl.req)
+	pl.live = r.ctx.Err() == nil
 	if pl.err == nil && pl.resp == nil {
 		pl.err = errors.New("planner returned no response")
 	}
