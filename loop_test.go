@@ -532,7 +532,7 @@ func TestRunPlannerFailureBeforeCancelIsAnError(t *testing.T) {
 		}),
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Planner: agenttest.Script(step), Store: store,
 			Hooks: []agentrt.Hooks{{AfterPlan: func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { panic("after plan") }}}}
 		var done agentrt.Done
