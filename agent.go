@@ -48,7 +48,8 @@ type Agent struct {
 	Instructions string
 	// Tools are the tools the model may call. Names must be unique.
 	Tools []Tool
-	// Planner chooses each next step; usually ModelPlanner(provider).
+	// Planner chooses each next step; usually a provider adapter, such
+	// as openai.New(client, "gpt-4.1-mini", nil).
 	Planner Planner
 	// Permission decides whether each tool call may run. Nil means
 	// AllowReadOnly(): read-only tools run, write tools are denied.
@@ -83,7 +84,8 @@ type Agent struct {
 	// planner, passed to the Compressor; 0 means none.
 	ContextTokens int
 	// TokenCounter counts the tokens of messages for the Compressor; nil
-	// means EstimateTokens.
+	// means an estimate of about four bytes a token, plus a few per
+	// message and block (it over-estimates more often than not).
 	TokenCounter func([]Message) int
 	// Hooks are called around runs, turns, planner calls and tool calls;
 	// see Hooks. With none, the hook machinery costs nothing.
@@ -195,7 +197,7 @@ func (a *Agent) prepareTools() *prepared {
 	slices.Sort(names)
 	p.names = strings.Join(names, ", ")
 	if p.store == nil {
-		p.store = NewMemoryStore()
+		p.store = &MemoryStore{}
 	}
 	if p.permission == nil {
 		p.permission = AllowReadOnly()
@@ -222,7 +224,7 @@ func (a *Agent) prepareTools() *prepared {
 // untouched: [ErrInvalidAgent], [ErrSessionBusy], a session that cannot be
 // loaded, and [ErrEmptyInput]. Every other run ends in one place: each open
 // tool_use gets an is_error result (except the calls a [StopPending] run
-// leaves to a person: see [AskLater] and [Agent.Resume]), the session is
+// leaves to a person: see [Decision.Pending] and [Agent.Resume]), the session is
 // synced, and [Done] is the last event, saying why and in which [Layer]; for StopError and
 // StopCancelled the error follows, once, with a nil event. A limit is not
 // an error ([Done.Err]). Tool failures never end a run; a panic in the

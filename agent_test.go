@@ -37,7 +37,7 @@ type WriteIn struct {
 // newAgent returns an agent with a fresh memory store, the script as
 // planner and the given tools.
 func newAgent(script *agenttest.Planner, tools ...agentrt.Tool) (*agentrt.Agent, *agentrt.MemoryStore) {
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	return &agentrt.Agent{
 		Instructions: "test",
 		Tools:        tools,
@@ -219,20 +219,20 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 		wrote = append(wrote, in)
 		return "written " + in.Path, nil
 	})
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		in := req.Input.(WriteIn)
 		switch {
 		case strings.HasPrefix(in.Path, "/etc"):
-			return agentrt.Deny("writing under /etc is not allowed"), nil
+			return agentrt.Decision{Reason: "writing under /etc is not allowed"}, nil
 		case strings.HasPrefix(in.Path, "raw:"):
-			return agentrt.AllowWithInput([]byte(`{"path":"sandbox/raw.txt","text":"r"}`)), nil
+			return agentrt.Decision{Allow: true, Input: []byte(`{"path":"sandbox/raw.txt","text":"r"}`)}, nil
 		case strings.HasPrefix(in.Path, "bad:"):
-			return agentrt.AllowWithInput([]byte(`{"text":"no path"}`)), nil
+			return agentrt.Decision{Allow: true, Input: []byte(`{"text":"no path"}`)}, nil
 		case strings.HasPrefix(in.Path, "err:"):
 			return agentrt.Decision{}, errors.New("policy service down")
 		}
 		in.Path = "sandbox/" + in.Path
-		return agentrt.AllowWithInput(in), nil
+		return agentrt.Decision{Allow: true, Input: in}, nil
 	})
 	script := agenttest.Script(
 		agenttest.CallTools(
@@ -262,7 +262,7 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 	assert.False(t, decisions[0].Decision.Allow)
 	assert.True(t, decisions[1].Decision.Allow)
 	// Every decision is in the session's audit records.
-	recs := store.Records("s1")
+	recs := allRecords(t, store, "s1")
 	n := 0
 	for _, r := range recs {
 		if r.Kind == agentrt.RecordPermission {
@@ -277,7 +277,7 @@ func TestAskOnWriteRemembersAlways(t *testing.T) {
 	write := agentrt.NewTool("write", "Writes.", func(_ context.Context, in WriteIn) (string, error) { return "ok", nil })
 	answers := []agentrt.Decision{{}, {Allow: true}, {Allow: true, Always: true}}
 	asked := 0
-	ask := func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ask := func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked++
 		return answers[asked-1], nil
 	}
@@ -305,7 +305,7 @@ func TestTerminalAsker(t *testing.T) {
 	t.Parallel()
 	var out strings.Builder
 	ask := agentrt.TerminalAsker(strings.NewReader("maybe\ny\nalways\n"), &out)
-	req := &agentrt.PermissionRequest{Tool: agentrt.ToolSpec{Name: "write"}, Input: WriteIn{Path: "a"}}
+	req := &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: "write"}, Input: WriteIn{Path: "a"}}
 	a, err := ask(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.Decision{Allow: true, Source: "user"}, a)
@@ -499,7 +499,7 @@ func TestRunPlannerErrorLeavesSessionValid(t *testing.T) {
 
 func TestRunResumeRepairsDanglingToolUse(t *testing.T) {
 	t.Parallel()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ctx := context.Background()
 	require.NoError(t, store.Append(ctx, "s1", agentrt.NewUserMessage("write two files")))
 	require.NoError(t, store.Append(ctx, "s1", agentrt.NewAssistantMessage(
@@ -607,7 +607,7 @@ func TestRunUsageAccounting(t *testing.T) {
 	require.Len(t, am, 2)
 	assert.Equal(t, 15, am[0].Usage.Total())
 	n := 0
-	for _, r := range store.Records("s1") {
+	for _, r := range allRecords(t, store, "s1") {
 		if r.Kind == agentrt.RecordUsage {
 			n++
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // Deferred approvals: a permission checker may leave a call to a person
-// (AskLater). The run then decides the turn's later calls without running
+// (Decision.Pending). The run then decides the turn's later calls without running
 // any, records the open calls in a "pending" record, and stops with
 // StopPending, leaving those tool_uses unanswered (nothing plans until
 // they are). Resume gives the person's decisions; each is recorded (and
@@ -95,7 +95,7 @@ type approvalData struct {
 	approvals []Approval // Resume's
 	resumed   []call     // the open calls of a pending session, to run first
 	rules     []rule
-	pending   []*PermissionRequest // Done.Pending
+	pending   []*ToolInvocation // Done.Pending
 }
 
 func (st *approvalState) data() *approvalData {
@@ -166,16 +166,15 @@ type pendingCall struct {
 
 // canDefer reports whether the store can hold pending calls.
 func (r *run) canDefer() bool {
-	_, ok1 := r.p.store.(RecordAppender)
-	_, ok2 := r.p.store.(RecordLoader)
-	return ok1 && ok2
+	_, ok := r.p.store.(RecordStore)
+	return ok
 }
 
 // askRemembered gives req the session's remembered decision for c, if
 // any, and applies it to a decision the checker deferred. Rules are looked
 // up for a write tool, or once the checker defers a call; built-in
 // policies never ask.
-func (r *run) askRemembered(c *call, req *PermissionRequest, check func() Decision) Decision {
+func (r *run) askRemembered(c *call, req *ToolInvocation, check func() Decision) Decision {
 	if _, ok := r.permission.(builtinChecker); ok {
 		return check()
 	}
@@ -183,6 +182,9 @@ func (r *run) askRemembered(c *call, req *PermissionRequest, check func() Decisi
 		req.Remembered = r.remembered(c)
 	}
 	d := check()
+	if d.Source == "" {
+		d.Source = "policy"
+	}
 	if d.Pending {
 		if m := r.remembered(c); m != nil {
 			return *m
@@ -198,7 +200,7 @@ func (r *run) remembered(c *call) *Decision {
 	if !st.loaded {
 		st.loaded = true
 		if len(r.l.history) > 0 && r.canDefer() {
-			recs, err := r.p.store.(RecordLoader).LoadRecords(r.ctx, r.sessionID)
+			recs, err := r.p.store.(RecordStore).LoadRecords(r.ctx, r.sessionID)
 			if err == nil {
 				r.collectRules(recs)
 			}
@@ -393,7 +395,7 @@ func (r *run) stopPending(open []call) bool {
 			pc.Input = encodeInput(c.input)
 		}
 		if pc.Pending {
-			req := &PermissionRequest{SessionID: r.sessionID, ToolUseID: c.use.ID, Input: c.input, RawInput: c.use.Input}
+			req := &ToolInvocation{SessionID: r.sessionID, ToolUseID: c.use.ID, Input: c.input, RawInput: c.use.Input}
 			if c.entry != nil {
 				req.Tool = c.entry.spec
 			}
@@ -428,7 +430,7 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 	var P *pendingRecord
 	after := map[string]*permissionRecord{}
 	if len(repairs) > 0 && r.canDefer() {
-		recs, err := r.p.store.(RecordLoader).LoadRecords(r.ctx, r.sessionID)
+		recs, err := r.p.store.(RecordStore).LoadRecords(r.ctx, r.sessionID)
 		if err != nil {
 			return nil, fmt.Errorf("agentrt: load records of session %q: %w", r.sessionID, err)
 		}

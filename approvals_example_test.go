@@ -22,20 +22,20 @@ func ExampleAgent_Resume() {
 	ag := &agentrt.Agent{
 		Tools: []agentrt.Tool{write},
 		// Read-only tools run; a person decides on every write.
-		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			if req.Tool.ReadOnly {
-				return agentrt.Allow(), nil
+				return agentrt.Decision{Allow: true}, nil
 			}
-			return agentrt.AskLater(), nil
+			return agentrt.Decision{Pending: true}, nil
 		}),
-		Store: agentrt.NewMemoryStore(), // or a JSONLStore, shared by processes
+		Store: &agentrt.MemoryStore{}, // or a JSONLStore, shared by processes
 		Planner: agenttest.Script(
 			agenttest.CallTool("write_file", `{"path":"a.txt","text":"hi"}`),
 			agenttest.Reply("done"),
 		),
 	}
 	ctx := context.Background()
-	var pending []*agentrt.PermissionRequest
+	var pending []*agentrt.ToolInvocation
 	for ev, err := range ag.Run(ctx, "s", "write a.txt") {
 		if err != nil {
 			fmt.Println("error:", err)

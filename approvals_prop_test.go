@@ -78,16 +78,16 @@ func approvalsRandomRun(t *testing.T, seed uint64) {
 		steps = append(steps, agenttest.CallTools(uses...))
 	}
 	steps = append(steps, agenttest.Reply("done"))
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		switch verdict[req.Input.(numIn).N] {
 		case allow:
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		case deny:
-			return agentrt.Deny("no"), nil
+			return agentrt.Decision{Reason: "no"}, nil
 		}
-		return agentrt.AskLater(), nil
+		return agentrt.Decision{Pending: true}, nil
 	})
-	var store agentrt.SessionStore = agentrt.NewMemoryStore()
+	var store agentrt.SessionStore = &agentrt.MemoryStore{}
 	if rng.IntN(2) == 0 {
 		js, err := agentrt.NewJSONLStore(t.TempDir(), nil)
 		require.NoError(t, err)

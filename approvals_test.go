@@ -45,11 +45,11 @@ func (n *notes) paths() []string {
 }
 
 // askLater defers every write tool call to a person.
-var askLater = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+var askLater = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	}
-	return agentrt.AskLater(), nil
+	return agentrt.Decision{Pending: true}, nil
 })
 
 func collect(t *testing.T, seq func(func(agentrt.Event, error) bool)) ([]agentrt.Event, agentrt.Done) {
@@ -88,9 +88,9 @@ func pendingIDs(d agentrt.Done) []string {
 	return ids
 }
 
-func records(t *testing.T, store agentrt.SessionStore, id, kind string) []map[string]any {
+func records(t *testing.T, store agentrt.SessionStore, id string, kind agentrt.RecordKind) []map[string]any {
 	t.Helper()
-	recs, err := store.(agentrt.RecordLoader).LoadRecords(context.Background(), id)
+	recs, err := store.(agentrt.RecordStore).LoadRecords(context.Background(), id)
 	require.NoError(t, err)
 	var out []map[string]any
 	for _, r := range recs {
@@ -123,7 +123,7 @@ func TestAskLaterStopsAndResumes(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			var n notes
-			store := agentrt.NewMemoryStore()
+			store := &agentrt.MemoryStore{}
 			planner := agenttest.Script(
 				agenttest.CallTool("write_note", `{"path":"a.txt","text":"hi"}`),
 				agenttest.Reply("done"),
@@ -178,7 +178,7 @@ func TestResumePartialDecisions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	newAgent := func(steps ...agenttest.Step) *agentrt.Agent {
 		return &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: agenttest.Script(steps...), Permission: askLater, Store: store}
 	}
@@ -237,7 +237,7 @@ func TestPendingThenNewInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(
 		agenttest.CallTool("write_note", `{"path":"x"}`),
 		agenttest.Reply("ok, not writing"),
@@ -256,7 +256,7 @@ func TestPendingThenNewInput(t *testing.T) {
 func TestAskLaterNeedsRecords(t *testing.T) {
 	t.Parallel()
 	var n notes
-	store := struct{ agentrt.SessionStore }{agentrt.NewMemoryStore()} // messages only
+	store := struct{ agentrt.SessionStore }{&agentrt.MemoryStore{}} // messages only
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Permission: askLater, Store: store,
 		Planner: agenttest.Script(agenttest.CallTool("write_note", `{"path":"x"}`), agenttest.Reply("ok"))}
 	evs, done := collect(t, ag.Run(context.Background(), "s", "write x"))
@@ -271,7 +271,7 @@ func TestRememberedDecisions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	newAgent := func(steps ...agenttest.Step) *agentrt.Agent {
 		return &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: agenttest.Script(steps...), Permission: askLater, Store: store}
 	}
@@ -307,9 +307,9 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	asked := 0
-	first := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	first := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked++
 		return agentrt.Decision{Allow: true, Always: true}, nil
 	})
@@ -323,7 +323,7 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	assert.Equal(t, true, perm[0]["always"])
 
 	// A new checker (another process, say): the session remembers.
-	second := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	second := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		t.Error("asked again")
 		return agentrt.Decision{}, nil
 	})
@@ -351,7 +351,7 @@ func TestResumeMixedTurn(t *testing.T) {
 		reads = append(reads, in.Path)
 		return "content of " + in.Path, nil
 	}, agentrt.ReadOnly())
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(
 		agenttest.CallTools(
 			agenttest.ToolUse("read", `{"path":"r1"}`),
@@ -398,13 +398,13 @@ func TestAskLaterInParallelGroup(t *testing.T) {
 		reads = append(reads, in.Path)
 		return "content of " + in.Path, nil
 	}, agentrt.ReadOnly())
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if strings.Contains(string(req.RawInput), "secret") {
-			return agentrt.AskLater(), nil
+			return agentrt.Decision{Pending: true}, nil
 		}
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(
 		agenttest.CallTools(
 			agenttest.ToolUse("read", `{"path":"r1"}`),
@@ -459,9 +459,9 @@ func TestAskOnWriteAlwaysWithoutRecords(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var n notes
-	store := struct{ agentrt.SessionStore }{agentrt.NewMemoryStore()} // hides the record methods
+	store := struct{ agentrt.SessionStore }{&agentrt.MemoryStore{}} // hides the record methods
 	asked := 0
-	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked++
 		return agentrt.Decision{Allow: true, Always: true}, nil
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 )
 
 // benchPlanner answers a user message with a call of add, and a tool
@@ -34,7 +35,7 @@ func benchPlanner() agentrt.Planner {
 // answer, on the in-memory store.
 func BenchmarkRunToolTurn(b *testing.B) {
 	ctx := context.Background()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -96,7 +97,7 @@ func BenchmarkRunLongSession(b *testing.B) {
 				}
 				return call, nil
 			})
-			store := agentrt.NewMemoryStore()
+			store := &agentrt.MemoryStore{}
 			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
 			ag.LoopGuard.Disabled = true // the same call every turn is the point here
 			b.ReportAllocs()
@@ -135,7 +136,7 @@ func BenchmarkRunGuarded(b *testing.B) {
 					}
 					return calls[req.Turn], nil
 				})
-				store := agentrt.NewMemoryStore()
+				store := &agentrt.MemoryStore{}
 				ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
 				ag.LoopGuard.Disabled = !guarded
 				if guarded {
@@ -164,9 +165,9 @@ func BenchmarkRunGuarded(b *testing.B) {
 // on a handler that discards everything, to measure the hooks' overhead.
 func BenchmarkRunToolTurnLogged(b *testing.B) {
 	ctx := context.Background()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store,
-		Hooks: []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.DiscardHandler))}}
+		Hooks: []agentrt.Hooks{agentslog.Hooks(slog.New(slog.DiscardHandler))}}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = store.Delete(ctx, "s")
@@ -184,7 +185,7 @@ func BenchmarkRunToolTurnLogged(b *testing.B) {
 // both alike. The target is a ratio of at most 3.
 func BenchmarkRunVsBare(b *testing.B) {
 	ctx := context.Background()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store}
 	planner := benchPlanner()
 	add := func(_ context.Context, raw json.RawMessage) (string, error) {
@@ -265,7 +266,7 @@ func BenchmarkTraceCost(b *testing.B) {
 				}
 				return call, nil
 			})
-			mem := agentrt.NewMemoryStore()
+			mem := &agentrt.MemoryStore{}
 			plain := untracedStore{mem}
 			traced := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: tracedStore{plain}, MaxTurns: turns + 1}
 			untraced := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: plain, MaxTurns: turns + 1}

@@ -30,8 +30,8 @@ type CompressRequest struct {
 	// Budget is the number of tokens the returned messages should fit in
 	// (Agent.ContextTokens); 0 means no budget.
 	Budget int
-	// Count estimates the tokens of messages: Agent.TokenCounter, or
-	// [EstimateTokens].
+	// Count estimates the tokens of messages: Agent.TokenCounter, or the
+	// default estimate. It is never nil.
 	Count func([]Message) int
 	// Previous is the last compaction of this session (from this run, or
 	// recorded in the store by an earlier one), or nil.
@@ -66,15 +66,12 @@ type Compaction struct {
 	Summary string `json:"summary"`
 }
 
-// RecordCompaction is the record kind of a [Compaction].
-const RecordCompaction = "compaction"
-
-// EstimateTokens is the default token estimate: about four bytes of text
-// per token (the usual rule of thumb for English and code with BPE
-// tokenizers), plus a few tokens of overhead per message and block. It
-// over-estimates more often than not, which is the safe side for a budget.
-// Set Agent.TokenCounter to use a real tokenizer.
-func EstimateTokens(msgs []Message) int {
+// estimateTokens is the default token estimate ([Agent.TokenCounter]):
+// about four bytes of text per token (the usual rule of thumb for English
+// and code with BPE tokenizers), plus a few tokens of overhead per message
+// and block. It over-estimates more often than not, which is the safe side
+// for a budget.
+func estimateTokens(msgs []Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += 4 + (len(m.Content)+3)/4
@@ -194,12 +191,13 @@ func windowCut(msgs []Message, from, budget, max int, count func([]Message) int)
 // history stays on disk, and it is reused turn after turn until the
 // messages after it outgrow the threshold again.
 //
-// Provider is required. A Summarizer keeps no state of its own (the
+// Planner is required. A Summarizer keeps no state of its own (the
 // summary travels in the session), so one value may serve any number of
 // agents and runs at once.
 type Summarizer struct {
-	// Provider writes the summaries. Required.
-	Provider Provider
+	// Planner writes the summaries: a provider adapter, for a model that
+	// need not be the agent's. Required.
+	Planner Planner
 	// Threshold is the token count of unsummarized history above which a
 	// new summary is made; 0 means the request's Budget, or 8000.
 	Threshold int
@@ -265,8 +263,8 @@ func (s *Summarizer) view(msgs []Message, c *Compaction) []Message {
 }
 
 func (s *Summarizer) summarize(ctx context.Context, msgs []Message, prev *Compaction, start, cut int) (string, error) {
-	if s.Provider == nil {
-		return "", fmt.Errorf("agentrt: Summarizer has no Provider")
+	if s.Planner == nil {
+		return "", fmt.Errorf("agentrt: Summarizer has no Planner")
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "The user's goal: %s\n\n", msgs[0].Content)
@@ -282,7 +280,7 @@ func (s *Summarizer) summarize(ctx context.Context, msgs []Message, prev *Compac
 	if prompt == "" {
 		prompt = defaultSummaryPrompt
 	}
-	resp, err := s.Provider.Generate(ctx, &ModelRequest{
+	resp, err := s.Planner.Plan(ctx, &ModelRequest{
 		System:   prompt,
 		Messages: []Message{NewUserMessage(sb.String())},
 	})

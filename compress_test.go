@@ -29,13 +29,27 @@ func longPlanner(turns int, check func(req *agentrt.ModelRequest)) agentrt.Plann
 	})
 }
 
+// countTokens is the tests' token counter (Agent.TokenCounter): a token
+// for every four bytes of text, input and tool name, and four for each
+// message and block, so that a budget is easy to reason about.
+func countTokens(msgs []agentrt.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += 4 + len(m.Content)/4
+		for _, b := range m.Blocks {
+			n += 4 + (len(b.Text)+len(b.Name)+len(b.Input))/4
+		}
+	}
+	return n
+}
+
 func TestWindowKeepsLongSessionInBudget(t *testing.T) {
 	t.Parallel()
 	const budget = 1500
 	maxSeen := 0
 	var problems []string
 	planner := longPlanner(500, func(req *agentrt.ModelRequest) {
-		n := agentrt.EstimateTokens(req.Messages)
+		n := countTokens(req.Messages)
 		maxSeen = max(maxSeen, n)
 		if n > budget {
 			problems = append(problems, fmt.Sprintf("turn %d: %d tokens", req.Turn, n))
@@ -50,9 +64,9 @@ func TestWindowKeepsLongSessionInBudget(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("turn %d: roles do not alternate", req.Turn))
 		}
 	})
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 501,
-		Compressor: agentrt.Window{}, ContextTokens: budget}
+		Compressor: agentrt.Window{}, ContextTokens: budget, TokenCounter: countTokens}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "long", "the goal: add many numbers"))
 	require.NoError(t, err)
 	assert.Empty(t, problems)
@@ -78,7 +92,7 @@ func TestWindowMaxMessages(t *testing.T) {
 // summaryProvider answers summarizing calls with a numbered summary.
 type summaryProvider struct{ calls atomic.Int32 }
 
-func (p *summaryProvider) Generate(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (p *summaryProvider) Plan(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	n := p.calls.Add(1)
 	return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprintf("summary #%d", n)))}, nil
 }
@@ -88,16 +102,16 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	sp := &summaryProvider{}
 	var views [][]agentrt.Message
 	planner := longPlanner(40, func(req *agentrt.ModelRequest) { views = append(views, req.Messages) })
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 41,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 400}}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "the goal"))
 	require.NoError(t, err)
 	calls := int(sp.calls.Load())
 	assert.GreaterOrEqual(t, calls, 2)
 	assert.Less(t, calls, 12, "a summary is reused until the threshold is passed again, not made every turn")
 	compactions := 0
-	for _, r := range store.Records("s") {
+	for _, r := range allRecords(t, store, "s") {
 		if r.Kind == agentrt.RecordCompaction {
 			compactions++
 		}
@@ -106,13 +120,13 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	lastView := views[len(views)-1]
 	assert.Contains(t, lastView[0].Content, fmt.Sprintf("summary #%d", calls))
 	agenttest.AssertInvariants(t, lastView)
-	assert.LessOrEqual(t, agentrt.EstimateTokens(lastView), 400+100)
+	assert.LessOrEqual(t, countTokens(lastView), 400+100)
 
 	// A new run on the same session starts from the recorded summary.
 	views = nil
 	planner2 := agenttest.Script(agenttest.Reply("resumed"))
 	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner2, Store: store,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 400}}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
 	_, err = agenttest.Collect(ag2.Run(context.Background(), "s", "and now?"))
 	require.NoError(t, err)
 	assert.Equal(t, calls, int(sp.calls.Load()), "no new summary on resume")
@@ -166,7 +180,7 @@ func TestSummarizerResumesFromJSONL(t *testing.T) {
 	sp := &summaryProvider{}
 	planner := longPlanner(30, func(*agentrt.ModelRequest) {})
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 31,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 300}}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 300}}
 	_, err = agenttest.Collect(ag.Run(context.Background(), "long", "the goal"))
 	require.NoError(t, err)
 	made := int(sp.calls.Load())
@@ -178,7 +192,7 @@ func TestSummarizerResumesFromJSONL(t *testing.T) {
 	defer store2.Close()
 	script := agenttest.Script(agenttest.Reply("resumed"))
 	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store2,
-		Compressor: &agentrt.Summarizer{Provider: sp, Threshold: 300}}
+		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 300}}
 	_, err = agenttest.Collect(ag2.Run(context.Background(), "long", "and now?"))
 	require.NoError(t, err)
 	assert.Equal(t, made, int(sp.calls.Load()), "the recorded summary is reused, not made again")

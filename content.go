@@ -2,7 +2,6 @@ package agentrt
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"strings"
 )
@@ -10,13 +9,6 @@ import (
 // This file holds what a message carries beyond text: images and
 // documents in user messages and tool results, how a tool returns them,
 // and how a run starts with them. The block types are in message.go.
-
-// ErrUnsupportedContent is the Kind (through [ErrInvalidRequest], which it
-// wraps) of the [*ProviderError] a provider returns, before sending
-// anything, for content its API cannot take: a document type it does not
-// read, an image URL where it takes only bytes, an image where it takes
-// text only. Use errors.Is.
-var ErrUnsupportedContent = fmt.Errorf("%w: unsupported content", ErrInvalidRequest)
 
 // ImageBlock returns an image block of the given media type ("image/png",
 // "image/jpeg", "image/gif", "image/webp") holding data. For an image

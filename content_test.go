@@ -186,9 +186,9 @@ func TestUsageCountsReasoningAndCache(t *testing.T) {
 
 	// The usage records of the session carry them, one per planner call.
 	var usage []string
-	for rec, err := range s.Records(context.Background(), "s") {
+	for rec, err := range s.Lines(context.Background(), "s") {
 		require.NoError(t, err)
-		if rec.Kind == agentrt.RecordUsage {
+		if agentrt.RecordKind(rec.Kind) == agentrt.RecordUsage {
 			usage = append(usage, string(rec.Data))
 		}
 	}

@@ -83,7 +83,7 @@ func (r *run) contained(c *call, perr *PanicError) {
 		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: name, Decision: Decision{Reason: "the permission checker panicked", Source: "error"}})
 	case stageBeforeTool:
 		c.decide(fmt.Sprintf("blocked: a hook failed: %v", perr), perr)
-		r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: "BeforeTool", Index: -1, Err: perr}})
+		r.emit(hookFailedEvent(r.l.turn, &hookError{Stage: "BeforeTool", Index: -1, Err: perr}))
 	case stageExecute:
 		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q panicked: %v", name, perr.Value), true)
 		c.err = &ToolError{Tool: name, ToolUseID: c.use.ID, Err: perr}
@@ -91,7 +91,7 @@ func (r *run) contained(c *call, perr *PanicError) {
 		c.needAfter = c.inv != nil
 	case stageAfterTool:
 		// The result stands; the hook's failure is reported.
-		c.herrs = append(c.herrs, &HookError{Stage: "AfterTool", Index: -1, Err: perr})
+		c.herrs = append(c.herrs, &hookError{Stage: "AfterTool", Index: -1, Err: perr})
 	}
 }
 
@@ -211,7 +211,7 @@ func (r *run) settleGroup(group []call, done chan groupMsg, running int) error {
 	// hooks' failures are still reported.
 	for ; err != nil && next < len(group); next++ {
 		for _, herr := range group[next].herrs {
-			r.emit(HookFailed{Turn: r.l.turn, Err: herr})
+			r.emit(hookFailedEvent(r.l.turn, herr))
 		}
 	}
 	return err
@@ -274,7 +274,7 @@ func (r *run) check(c *call) bool {
 func (r *run) askPermission(c *call, in any) (Decision, any) {
 	e := c.entry
 	req := r.newPermissionRequest()
-	*req = PermissionRequest{
+	*req = ToolInvocation{
 		SessionID: r.sessionID,
 		ToolUseID: c.use.ID,
 		Tool:      e.spec,
@@ -335,7 +335,7 @@ func (r *run) beforeToolHooks(c *call) bool {
 	inv := &ToolInvocation{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: e.spec, Input: c.input, RawInput: c.use.Input}
 	ctx, reason, herr := r.beforeTool(r.turnCtx, inv)
 	if herr != nil {
-		r.send(HookFailed{Turn: r.l.turn, Err: herr})
+		r.send(hookFailedEvent(r.l.turn, herr))
 	}
 	if reason != "" {
 		d := Decision{Reason: reason, Source: "hook"}
@@ -453,7 +453,7 @@ func (r *run) afterGoexit(c *call) {
 		ctx = c.ctx
 	}
 	if perr := r.doFunc(func() { r.afterToolHooks(ctx, c) }); perr != nil {
-		c.herrs = append(c.herrs, &HookError{Stage: "AfterTool", Index: -1, Err: perr})
+		c.herrs = append(c.herrs, &hookError{Stage: "AfterTool", Index: -1, Err: perr})
 	}
 }
 
@@ -473,7 +473,7 @@ func (r *run) settle(c *call) error {
 		c.decide(c.note, nil)
 	}
 	for _, herr := range c.herrs {
-		r.emit(HookFailed{Turn: r.l.turn, Err: herr})
+		r.emit(hookFailedEvent(r.l.turn, herr))
 	}
 	r.l.settle(c)
 	if err := r.appendResult(c); err != nil {

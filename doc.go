@@ -5,7 +5,7 @@
 // # The loop
 //
 // [Agent.Run] appends the user's input to the session, then repeats: the
-// [Planner] (usually [ModelPlanner] on a [Provider] such as OpenAI,
+// [Planner] (usually a provider adapter such as OpenAI,
 // Anthropic or Gemini) returns the next assistant message; each tool_use in
 // it is looked up, its input decoded and validated, checked by the
 // [PermissionChecker], and executed; each result is appended to the
@@ -40,7 +40,7 @@
 // tool_use and in order, before the next planner call and before [Done]:
 // when an event is yielded, every tool_use of an earlier turn has its result
 // in the store. The one exception is a run that stops with [StopPending]:
-// the calls it leaves to a person ([AskLater]) stay open, recorded as
+// the calls it leaves to a person ([Decision.Pending]) stay open, recorded as
 // pending, until [Agent.Resume] decides them; no planner call happens
 // before they are answered. Ids are made unique by construction, and user callbacks
 // (planners, tools, checkers, hooks) run where a panic or a Goexit in them

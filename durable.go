@@ -254,7 +254,7 @@ func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction,
 // checker denies the call. Events (PermissionDecision) go to emit, if
 // non-nil. The BeforeTool hooks run in Execute, with the tool.
 //
-// A call the checker leaves to a person ([AskLater]) is returned with the
+// A call the checker leaves to a person ([Decision.Pending]) is returned with the
 // model's input and a PermissionDecision event whose Decision.Pending is
 // set: the runtime must then ask the person (the temporal package waits
 // for an [Approval]) and run the call only if they allow it. With a nil
@@ -317,7 +317,7 @@ func (d *Durable) Execute(ctx context.Context, turn int, use Block, input json.R
 	}
 	r.afterGoexit(c)
 	for _, herr := range c.herrs {
-		r.emit(HookFailed{Turn: turn, Err: herr})
+		r.emit(hookFailedEvent(turn, herr))
 	}
 	return *outcomeOf(c), c.ran
 }

@@ -184,19 +184,19 @@ func TestDurableMatchesRun(t *testing.T) {
 			return []agenttest.Step{agenttest.CallTool("save", `{"text":"a"}`), agenttest.CallTool("save", `{"text":"b"}`), agenttest.Reply("ok")}
 		}, agent: func(ag *agentrt.Agent) {
 			n := 0
-			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 				n++
 				if n == 1 {
-					return agentrt.Deny("no"), nil
+					return agentrt.Decision{Reason: "no"}, nil
 				}
-				return agentrt.AllowWithInput(noteIn{Text: "rewritten"}), nil
+				return agentrt.Decision{Allow: true, Input: noteIn{Text: "rewritten"}}, nil
 			})
 		}},
 		{name: "hook blocks", steps: func() []agenttest.Step {
 			return []agenttest.Step{agenttest.CallTool("echo", `{"text":"a"}`), agenttest.Reply("ok")}
 		}, agent: func(ag *agentrt.Agent) {
 			ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
-				return ctx, agentrt.BlockCall("not today")
+				return ctx, errors.New("not today")
 			}}}
 		}},
 		{name: "loop guard", steps: loopScript},
@@ -223,7 +223,7 @@ func TestDurableMatchesRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			mk := func() *agentrt.Agent {
-				ag := &agentrt.Agent{Tools: tools(), Planner: agenttest.Script(tt.steps()...), Store: agentrt.NewMemoryStore()}
+				ag := &agentrt.Agent{Tools: tools(), Planner: agenttest.Script(tt.steps()...), Store: &agentrt.MemoryStore{}}
 				if tt.agent != nil {
 					tt.agent(ag)
 				}

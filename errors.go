@@ -7,8 +7,10 @@ import (
 	"time"
 )
 
-// Errors that end a run or describe why it ended. Use errors.Is.
+// Errors of the runtime, the stores and the model providers, for errors.Is.
 var (
+	// Errors that end a run or describe why it ended.
+
 	// ErrInvalidAgent is returned by Run, alone and before any event, for
 	// an Agent it cannot run: no Planner, a nil tool, two tools with one
 	// name, an invalid tool name, or a Tool.Spec that panics.
@@ -31,26 +33,24 @@ var (
 	// for an [Approval] of a call that is not pending: an unknown call,
 	// one already decided, or one approved twice.
 	ErrNotPending = errors.New("agentrt: no such pending call")
-)
 
-// Errors of the JSONL store and the JSON planner.
-var (
-	// ErrJSONLVersion is returned (inside a [*CorruptLineError]) for a
+	// Errors of the JSONL store.
+
+	// ErrJSONLVersion is returned (inside a [*jsonl.LineError]) for a
 	// session file written in a format version this reader does not know.
 	ErrJSONLVersion = errors.New("unsupported JSONL format version")
 	// ErrLineTooLong is returned when a record is longer than
 	// [JSONLOptions.MaxLineSize]: by Append, which writes nothing, and by
-	// Load (inside a [*CorruptLineError]) for such a line in a file. Run
+	// Load (inside a [*jsonl.LineError]) for such a line in a file. Run
 	// answers a tool result the store refuses with it by an error result
 	// saying so.
 	ErrLineTooLong = errors.New("JSONL line longer than the store's MaxLineSize")
 	// ErrSessionExists is returned by [JSONLStore.Fork] and
 	// [JSONLStore.Create] when the session to create already exists.
 	ErrSessionExists = errors.New("agentrt: session already exists")
-)
 
-// Kinds of provider failure, set as [ProviderError.Kind]. Use errors.Is.
-var (
+	// Kinds of provider failure, set as [ProviderError.Kind].
+
 	// ErrRateLimited: the API refused the call for its rate limit (HTTP 429).
 	ErrRateLimited = errors.New("rate limited")
 	// ErrOverloaded: the API is overloaded or failed on its side (HTTP 5xx, 529).
@@ -63,6 +63,12 @@ var (
 	ErrInvalidRequest = errors.New("invalid request")
 	// ErrBadResponse: the reply or stream was truncated or could not be parsed.
 	ErrBadResponse = errors.New("malformed or truncated response")
+	// ErrUnsupportedContent is the Kind (through ErrInvalidRequest, which
+	// it wraps) of the [*ProviderError] a provider returns, before sending
+	// anything, for content its API cannot take: a document type it does
+	// not read, an image URL where it takes only bytes, an image where it
+	// takes text only.
+	ErrUnsupportedContent = fmt.Errorf("%w: unsupported content", ErrInvalidRequest)
 )
 
 // ProviderError is a failed model API call. Adapters return it so that

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 	"github.com/agentrt/agentrt/jsonplanner"
 )
 
@@ -43,7 +44,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 	defer store.Close()
 
 	t.Run("invalid session id", func(t *testing.T) {
-		for _, s := range []agentrt.SessionStore{store, agentrt.NewMemoryStore()} {
+		for _, s := range []agentrt.SessionStore{store, &agentrt.MemoryStore{}} {
 			err := runErr(t, s, "../etc")
 			require.ErrorIs(t, err, agentrt.ErrInvalidSessionID)
 			assertOnePrefix(t, err)
@@ -71,15 +72,15 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		damaged := lines[0] + "{not json\n" + strings.Join(lines[1:], "")
 		require.NoError(t, os.WriteFile(path, []byte(damaged), 0o600))
 		err = runErr(t, store, "damaged")
-		var corrupt *agentrt.CorruptLineError
-		require.True(t, errors.As(err, &corrupt), "%v", err)
+		var corrupt *jsonl.LineError
+		require.True(t, errors.As(err, &corrupt) && !corrupt.Tail, "%v", err)
 		assertOnePrefix(t, err)
 	})
 	t.Run("fork of a missing session", func(t *testing.T) {
 		assertOnePrefix(t, store.Fork(ctx, "missing", "copy", 0))
 	})
 	t.Run("planner errors", func(t *testing.T) {
-		prose := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		prose := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("no JSON here"))}, nil
 		})
 		ag := &agentrt.Agent{Planner: jsonplanner.New(prose, nil)}
@@ -87,10 +88,10 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		require.ErrorIs(t, err, jsonplanner.ErrUnparsableDecision)
 		assertOnePrefix(t, err)
 
-		failing := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		failing := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return nil, errors.New("agentrt: no summaries today")
 		})
-		mem := agentrt.NewMemoryStore()
+		mem := &agentrt.MemoryStore{}
 		for range 3 { // a history to summarize
 			ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply(strings.Repeat("answer ", 40))), Store: mem}
 			_, err := agenttest.Collect(ag.Run(ctx, "summary", strings.Repeat("question ", 40)))
@@ -99,7 +100,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		ag = &agentrt.Agent{
 			Planner:    agenttest.Script(agenttest.Reply("hi")),
 			Store:      mem,
-			Compressor: &agentrt.Summarizer{Provider: failing, Threshold: 50, Keep: 20},
+			Compressor: &agentrt.Summarizer{Planner: failing, Threshold: 50, Keep: 20},
 		}
 		_, err = agenttest.Collect(ag.Run(ctx, "summary", "and now?"))
 		assertOnePrefix(t, err)

@@ -88,10 +88,17 @@ type PlannerRetry struct {
 	Err   error
 }
 
-// HookFailed is the event of a contained hook failure.
+// HookFailed is the event of a contained hook failure: a hook that
+// returned an error, panicked (Err wraps a [*PanicError]) or called
+// runtime.Goexit.
 type HookFailed struct {
 	Turn int
-	Err  *HookError
+	// Stage is the hook's field name: "BeforeTool", "OnRunEnd", ...
+	Stage string
+	// Index is the position of the Hooks in Agent.Hooks, or -1 when the
+	// failure cannot be told apart (a Goexit in a group of hooks).
+	Index int
+	Err   error
 }
 
 // SubAgentEvent is an event of a sub-agent run by an [AgentTool], seen by
@@ -126,7 +133,7 @@ const (
 	// answer did not match the expected output; the error follows Done.
 	StopError StopReason = "error"
 	// StopPending: the permission checker left calls to a person
-	// ([AskLater]). They are recorded in the session and listed in
+	// ([Decision.Pending]). They are recorded in the session and listed in
 	// Done.Pending, unanswered; [Agent.Resume] continues the run with the
 	// person's decisions.
 	StopPending StopReason = "pending"
@@ -180,7 +187,7 @@ type Done struct {
 	Turns int
 	// Pending lists, for StopPending, the calls that wait for a person's
 	// decision, in order, each with its decoded input; nil otherwise.
-	Pending []*PermissionRequest
+	Pending []*ToolInvocation
 }
 
 // Err returns nil for a complete run and an error that says why it ended

@@ -51,7 +51,7 @@ func ExampleAgent_Run() {
 		Instructions: "You are a careful assistant.",
 		Tools:        []agentrt.Tool{add},
 		// A scripted planner stands in for the model; a real program uses
-		// agentrt.ModelPlanner(openai.New(...)).
+		// openai.New(...).
 		Planner: agenttest.Script(
 			agenttest.CallTool("add", `{"a":2,"b":40}`),
 			agenttest.Reply("2+40 is 42."),

@@ -79,7 +79,7 @@ func FuzzRun(f *testing.F) {
 			}, agentrt.ReadOnly()),
 			agentrt.NewTool("write", "", func(context.Context, WriteIn) (string, error) { return "ok", nil }),
 		}
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Tools: tools, Planner: agenttest.Script(steps...), Store: store, MaxTurns: 8}
 		n, sawDone, sawErr := 0, false, false
 		for ev, err := range ag.Run(ctx, "fz", "go") {

@@ -2,6 +2,7 @@ package agentrt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -20,10 +21,11 @@ import (
 // hook receives it.
 //
 // Failures are contained. A hook that panics or calls runtime.Goexit is
-// stopped there; the failure is reported as a [HookFailed] event (its Err a
-// [*HookError]) and the run goes on, except that a failing BeforeTool
-// blocks its call (fail closed) and a failing BeforePlan ends the run with
-// its error. The invariants hold either way.
+// stopped there; the failure is reported as a [HookFailed] event (naming
+// the hook's stage and index) and the run goes on, except that a
+// BeforeTool that panics blocks its call (fail closed) and a BeforePlan
+// that fails (an error or a panic) ends the run with an error naming the
+// hook and wrapping its own. The invariants hold either way.
 //
 // Hooks run on the run's worker, one at a time, except the AfterTool hooks
 // of read-only calls that run in parallel: those run on each call's own
@@ -47,9 +49,10 @@ type Hooks struct {
 	// returned, even when a later hook's BeforePlan failed.
 	AfterPlan func(ctx context.Context, req *ModelRequest, resp *ModelResponse, err error)
 	// BeforeTool is called after the permission checker allowed a call,
-	// before it runs; it may replace call.Input. Returning [BlockCall](reason)
-	// stops the call: the model sees reason, and the block is reported and
-	// recorded like a permission denial (Source "hook").
+	// before it runs; it may replace call.Input. Returning an error blocks
+	// the call: the model sees the error's text, and the block is reported
+	// and recorded like a permission denial (Source "hook"). A BeforeTool
+	// that panics blocks its call too, and is a HookFailed.
 	BeforeTool func(ctx context.Context, call *ToolInvocation) (context.Context, error)
 	// AfterTool sees each call's result and may change it. It is called
 	// for every BeforeTool that returned, even when a later hook blocked the
@@ -69,20 +72,33 @@ type RunInfo struct {
 	Start time.Time
 }
 
-// ToolInvocation describes a tool call to hooks. Each call has its own,
-// passed to its BeforeTool and AfterTool hooks, which may keep it; only
-// BeforeTool's change of Input takes effect. Tool and RawInput are shared
-// with the agent and the session and must not be modified.
+// ToolInvocation is one tool call, after its input was decoded and
+// validated: what the [PermissionChecker] is asked about, what the
+// BeforeTool and AfterTool hooks see, and each call left to a person in
+// Done.Pending. Each of them gets a value of its own, which it may keep (a
+// checker that answers later, say): the runtime never changes it
+// afterwards, and only BeforeTool's change of Input takes effect. Tool and
+// RawInput are shared with the agent and the session and must not be
+// modified.
 type ToolInvocation struct {
 	SessionID string
 	Turn      int
 	ToolUseID string
-	Tool      ToolSpec
-	// Input is the decoded input the tool will get; BeforeTool may replace
-	// it with a value of the same type.
-	Input    any
-	RawInput []byte
-	// Start is when the call started running (set for AfterTool).
+	// Tool describes the tool; Tool.ReadOnly tells a write tool apart.
+	Tool ToolSpec
+	// Input is the decoded input: for a tool built by NewTool, a value of
+	// its input type, which a checker or a hook may type-assert.
+	// BeforeTool may replace it with a value of the same type.
+	Input any
+	// RawInput is the input as the model sent it.
+	RawInput json.RawMessage
+	// Remembered, for the permission checker, is the decision a person
+	// made earlier in this session for calls like this one (an "always",
+	// see [Decision.Always]), or nil. A checker that would ask a person may
+	// return it instead; the runtime applies it itself to a call the
+	// checker defers ([Decision.Pending]).
+	Remembered *Decision
+	// Start, for AfterTool, is when the call started running.
 	Start time.Time
 }
 
@@ -101,17 +117,14 @@ type ToolOutcome struct {
 	Duration time.Duration
 }
 
-// blockedError is the error of BlockCall.
+// blockedError is the ToolOutcome.Err of a call a BeforeTool hook blocked.
 type blockedError struct{ Reason string }
 
 func (e *blockedError) Error() string { return "blocked: " + e.Reason }
 
-// BlockCall returns the error a BeforeTool hook returns to stop a call; the
-// model sees reason.
-func BlockCall(reason string) error { return &blockedError{Reason: reason} }
-
-// HookError reports a hook that failed or panicked.
-type HookError struct {
+// hookError reports a hook that failed or panicked: the error of a failed
+// BeforePlan that ends a run, and the content of a HookFailed event.
+type hookError struct {
 	// Stage is the hook's field name: "BeforeTool", "OnRunEnd", ...
 	Stage string
 	// Index is the position of the Hooks in Agent.Hooks.
@@ -119,21 +132,26 @@ type HookError struct {
 	Err   error
 }
 
-func (e *HookError) Error() string {
+func (e *hookError) Error() string {
 	return fmt.Sprintf("agentrt: hook %d %s: %v", e.Index, e.Stage, e.Err)
 }
 
-func (e *HookError) Unwrap() error { return e.Err }
+func (e *hookError) Unwrap() error { return e.Err }
+
+// hookFailedEvent is the HookFailed event of err.
+func hookFailedEvent(turn int, err *hookError) HookFailed {
+	return HookFailed{Turn: turn, Stage: err.Stage, Index: err.Index, Err: err.Err}
+}
 
 // callHook runs f, turning a panic into an error.
-func callHook(stage string, i int, f func() error) (err *HookError) {
+func callHook(stage string, i int, f func() error) (err *hookError) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &HookError{Stage: stage, Index: i, Err: &PanicError{Value: v, Stack: debug.Stack()}}
+			err = &hookError{Stage: stage, Index: i, Err: &PanicError{Value: v, Stack: debug.Stack()}}
 		}
 	}()
 	if e := f(); e != nil {
-		return &HookError{Stage: stage, Index: i, Err: e}
+		return &hookError{Stage: stage, Index: i, Err: e}
 	}
 	return nil
 }
@@ -142,12 +160,12 @@ func callHook(stage string, i int, f func() error) (err *HookError) {
 // runtime.Goexit is reported like one that panicked.
 func (r *run) runHooks(stage string, f func()) {
 	if perr := r.doFunc(f); perr != nil {
-		r.emit(HookFailed{Turn: r.l.turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
+		r.emit(hookFailedEvent(r.l.turn, &hookError{Stage: stage, Index: -1, Err: perr}))
 	}
 }
 
 // hookFailed reports a contained failure from the worker.
-func (r *run) hookFailed(err *HookError) { r.send(HookFailed{Turn: r.l.turn, Err: err}) }
+func (r *run) hookFailed(err *hookError) { r.send(hookFailedEvent(r.l.turn, err)) }
 
 func (r *run) runStartHooks() {
 	r.runHooks("OnRunStart", func() {
@@ -259,7 +277,7 @@ func (r *run) afterPlanN(ctx context.Context, req *ModelRequest, resp *ModelResp
 
 // beforeTool runs the BeforeTool hooks for an allowed call. It returns the
 // context for the tool, or the reason the call is blocked.
-func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Context, string, *HookError) {
+func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Context, string, *hookError) {
 	for i, h := range r.p.hooks {
 		if h.BeforeTool == nil {
 			continue
@@ -271,12 +289,12 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 			}
 			return err
 		}); err != nil {
-			var be *blockedError
-			reason, herr := "", err
-			if errors.As(err.Err, &be) {
-				reason, herr = be.Reason, nil
-			} else {
-				reason = fmt.Sprintf("blocked: a hook failed: %v", err.Err)
+			// A returned error is the hook's way to block the call; a panic
+			// or Goexit is a failure of the hook, reported as such.
+			var pe *PanicError
+			reason, herr := err.Err.Error(), (*hookError)(nil)
+			if errors.As(err.Err, &pe) {
+				reason, herr = fmt.Sprintf("blocked: a hook failed: %v", err.Err), err
 			}
 			// The hooks that saw the call start see it end.
 			out := ToolOutcome{Content: reason, IsError: true, Err: &blockedError{Reason: reason}}
@@ -291,13 +309,13 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 
 // afterTool runs the AfterTool hooks; failures are returned to be reported
 // by the run's goroutine.
-func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*HookError {
+func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*hookError {
 	return r.afterToolN(ctx, inv, out, len(r.p.hooks))
 }
 
 // afterToolN runs the AfterTool hooks of the first n Hooks, last first.
-func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutcome, n int) []*HookError {
-	var errs []*HookError
+func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutcome, n int) []*hookError {
+	var errs []*hookError
 	for i := n - 1; i >= 0; i-- {
 		h := r.p.hooks[i]
 		if h.AfterTool == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 )
 
@@ -98,7 +99,7 @@ func TestHookBlocksToolCall(t *testing.T) {
 	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("ok"))
 	ag, store := newAgent(script, tool)
 	ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
-		return ctx, agentrt.BlockCall("additions are paused for maintenance")
+		return ctx, errors.New("additions are paused for maintenance")
 	}}}
 	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
@@ -109,12 +110,13 @@ func TestHookBlocksToolCall(t *testing.T) {
 	assert.Equal(t, "hook", decisions[1].Decision.Source)
 	assert.False(t, decisions[1].Decision.Allow)
 	var found bool
-	for _, r := range store.Records("s1") {
+	for _, r := range allRecords(t, store, "s1") {
 		if r.Kind == agentrt.RecordPermission && strings.Contains(string(r.Data), `"source":"hook"`) {
 			found = true
 		}
 	}
 	assert.True(t, found, "the block is recorded like a permission denial")
+	assert.Empty(t, agenttest.Filter[agentrt.HookFailed](events), "a block is the hook's answer, not its failure")
 }
 
 func TestPanickingHooksAreContained(t *testing.T) {
@@ -136,7 +138,7 @@ func TestPanickingHooksAreContained(t *testing.T) {
 	assert.Contains(t, msgs[2].Content, "blocked: a hook failed: panic: before tool")
 	var stages []string
 	for _, f := range agenttest.Filter[agentrt.HookFailed](events) {
-		stages = append(stages, f.Err.Stage)
+		stages = append(stages, f.Stage)
 		var pe *agentrt.PanicError
 		assert.ErrorAs(t, f.Err, &pe)
 	}
@@ -157,26 +159,26 @@ func TestBeforePlanErrorEndsRun(t *testing.T) {
 }
 
 // TestWrapProvider wraps a provider the way the README says: a
-// ProviderFunc that calls the next one.
+// PlannerFunc that calls the next one.
 func TestWrapProvider(t *testing.T) {
 	t.Parallel()
 	var order []string
-	mw := func(name string) func(agentrt.Provider) agentrt.Provider {
-		return func(next agentrt.Provider) agentrt.Provider {
-			return agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	mw := func(name string) func(agentrt.Planner) agentrt.Planner {
+		return func(next agentrt.Planner) agentrt.Planner {
+			return agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 				order = append(order, name)
-				return next.Generate(ctx, req)
+				return next.Plan(ctx, req)
 			})
 		}
 	}
 	p := mw("outer")(mw("inner")(agenttest.Script(agenttest.Reply("hi"))))
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, "hi", resp.Message.Text())
 	assert.Equal(t, []string{"outer", "inner"}, order)
 }
 
-func TestLogHooks(t *testing.T) {
+func TestSlogHooks(t *testing.T) {
 	t.Parallel()
 	run := func(level slog.Level) []map[string]any {
 		var buf bytes.Buffer
@@ -187,7 +189,7 @@ func TestLogHooks(t *testing.T) {
 			agenttest.Reply("secret answer 42"))
 		ag, store := newAgent(script, addTool(), fail)
 		ag.Name = "calc"
-		ag.Hooks = []agentrt.Hooks{agentrt.LogHooks(logger)}
+		ag.Hooks = []agentrt.Hooks{agentslog.Hooks(logger)}
 		_, _, err := runAgent(t, ag, store, "my private question")
 		require.NoError(t, err)
 		var recs []map[string]any
@@ -235,7 +237,7 @@ func TestLogHooks(t *testing.T) {
 // records (the runtime then writes no trace, which also reads the clock).
 func TestRunInfoStartWithoutRecords(t *testing.T) {
 	t.Parallel()
-	for _, st := range []agentrt.SessionStore{agentrt.NewMemoryStore(), untracedStore{agentrt.NewMemoryStore()}} {
+	for _, st := range []agentrt.SessionStore{&agentrt.MemoryStore{}, untracedStore{&agentrt.MemoryStore{}}} {
 		var start time.Time
 		ag := &agentrt.Agent{Store: st, Planner: agenttest.Script(agenttest.Reply("hi")),
 			Hooks: []agentrt.Hooks{{OnRunStart: func(ctx context.Context, run *agentrt.RunInfo) context.Context {

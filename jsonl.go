@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"io/fs"
 	"iter"
@@ -64,10 +65,10 @@ type JSONLOptions struct {
 	Durability Durability
 
 	// OnWarning, when set, receives what the store tolerated rather than
-	// failed on: a [*TruncatedTailError] for the damaged last line a crash
-	// left (each time a read skips it, and once when an append removes
-	// it), a [*CorruptLineError] for a damaged session that List could
-	// only count roughly, and errors that have no caller to go to (a
+	// failed on: a [*jsonl.LineError] with Tail set for the damaged last
+	// line a crash left (each time a read skips it, and once when an
+	// append removes it), one without Tail for a damaged session that List
+	// could only count roughly, and errors that have no caller to go to (a
 	// failed fsync when a lock is released). It may be called from several
 	// goroutines at once and must not call the store.
 	OnWarning func(error)
@@ -87,12 +88,13 @@ type JSONLOptions struct {
 // append-only file of JSON lines, <dir>/<session-id>.jsonl, in the public
 // format of docs/jsonl-format.md: a header, then one line per message or
 // record, each written with one write; earlier lines are never rewritten.
-// It also implements [Locker], [RecordAppender] and [Syncer] (see
+// It also implements [Locker], [RecordStore] and [Syncer] (see
 // [Durability]).
 //
 // A crash-truncated last line is skipped, reported to
-// [JSONLOptions.OnWarning] as a [*TruncatedTailError] and removed by the
-// next append; damage anywhere else fails Load with a [*CorruptLineError]
+// [JSONLOptions.OnWarning] as a [*jsonl.LineError] with Tail set and
+// removed by the next append; damage anywhere else fails Load with a
+// [*jsonl.LineError]
 // ("Reading, and what a crash leaves" in the format document). Lock keeps a
 // session to one run, in this process and across processes ("Locking");
 // Append does not take it. All file access goes through an [os.Root] on dir,
@@ -132,7 +134,7 @@ type jsonlSession struct {
 var _ interface {
 	SessionStore
 	Locker
-	RecordAppender
+	RecordStore
 	Syncer
 } = (*JSONLStore)(nil)
 
@@ -262,18 +264,18 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	if err != nil {
 		return wrapf(err, "JSONLStore.Append")
 	}
-	return s.appendLine(ctx, sessionID, JSONLKindMessage, body)
+	return s.appendLine(ctx, sessionID, kindMessage, body)
 }
 
 // AppendRecord writes rec as one line of kind rec.Kind; see
-// [RecordAppender]. The kind must not be empty, "header" or "message";
+// [RecordStore]. The kind must not be empty, "header" or "message";
 // rec.Data must be valid JSON (nil is written as null).
 func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Record) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
 	}
 	switch rec.Kind {
-	case "", JSONLKindHeader, JSONLKindMessage:
+	case "", kindHeader, kindMessage:
 		return fmt.Errorf("agentrt: JSONLStore.AppendRecord: invalid record kind %q", rec.Kind)
 	}
 	body := []byte("null")
@@ -286,7 +288,7 @@ func (s *JSONLStore) AppendRecord(ctx context.Context, sessionID string, rec Rec
 	return s.appendLine(ctx, sessionID, rec.Kind, body)
 }
 
-func (s *JSONLStore) appendLine(ctx context.Context, id, kind string, body []byte) error {
+func (s *JSONLStore) appendLine(ctx context.Context, id string, kind RecordKind, body []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -416,7 +418,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		tail := &TruncatedTailError{File: s.path(id), Line: line + 1, Offset: cut, Repaired: true}
+		tail := &jsonl.LineError{File: s.path(id), Line: line + 1, Offset: cut, Tail: true, Repaired: true}
 		tail.Err = s.tailCause(f, cut, size)
 		if err := f.Truncate(cut); err != nil {
 			return 0, wrapf(err, "removing the damaged tail of %s", s.path(id))
@@ -427,7 +429,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 	if size > 0 {
 		return next, nil
 	}
-	hdr, err := appendHeaderLine(nil, &JSONLHeader{Version: JSONLVersion, SessionID: id, Created: s.opts.Now()})
+	hdr, err := appendHeaderLine(nil, &jsonlHeader{Version: jsonlVersion, SessionID: id, Created: s.opts.Now()})
 	if err != nil {
 		return 0, err
 	}
@@ -458,7 +460,7 @@ func (s *JSONLStore) tailCause(f *os.File, cut, size int64) error {
 	if b[len(b)-1] != '\n' {
 		return errNoNewline
 	}
-	var l jsonlLine
+	var l decodedLine
 	_, err := parseLine(b[:len(b)-1], cut == 0, &l)
 	return err
 }
@@ -466,7 +468,7 @@ func (s *JSONLStore) tailCause(f *os.File, cut, size int64) error {
 // inspectTail applies the read rules to the end of a file of the given
 // size, reading only its last lines. It returns the length the file must
 // be cut to (size when nothing is wrong) and the seq of the next record.
-// A bad line that reading would not drop is a *CorruptLineError.
+// A bad line that reading would not drop is a *jsonl.LineError.
 func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next int64, err error) {
 	if size == 0 {
 		return 0, 1, nil
@@ -490,11 +492,11 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 			return 0, 0, err
 		}
 		start := prev + 1
-		var l jsonlLine
+		var l decodedLine
 		problem, perr := s.readLineAt(f, start, cut-1, &l)
 		switch {
 		case problem == lineOK:
-			if l.Kind == JSONLKindHeader {
+			if l.Kind == kindHeader {
 				return cut, 1, nil
 			}
 			return cut, l.Seq + 1, nil
@@ -506,12 +508,12 @@ func (s *JSONLStore) inspectTail(f *os.File, id string, size int64) (cut, next i
 		if cerr != nil {
 			return 0, 0, cerr
 		}
-		return 0, 0, &CorruptLineError{File: s.path(id), Line: line + 1, Offset: start, Err: perr}
+		return 0, 0, &jsonl.LineError{File: s.path(id), Line: line + 1, Offset: start, Err: perr}
 	}
 }
 
 // readLineAt reads and judges the line [start, end) of f.
-func (s *JSONLStore) readLineAt(f *os.File, start, end int64, l *jsonlLine) (lineProblem, error) {
+func (s *JSONLStore) readLineAt(f *os.File, start, end int64, l *decodedLine) (lineProblem, error) {
 	if end-start > int64(s.opts.MaxLineSize) {
 		return lineInvalid, fmt.Errorf("%w (%d bytes)", ErrLineTooLong, s.opts.MaxLineSize)
 	}
@@ -597,7 +599,7 @@ func (s *JSONLStore) openRead(id string) (*os.File, int64, error) {
 
 // scan reads the session file and calls fn for each good line; a damaged
 // tail is returned (not reported). A missing file reads as no lines.
-func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *jsonlLine) error) (*TruncatedTailError, error) {
+func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*jsonl.LineError, error) {
 	f, size, err := s.openRead(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -613,7 +615,7 @@ func (s *JSONLStore) scan(ctx context.Context, id string, fn func(num int, off i
 // exist loads as an empty slice. Records of other kinds are skipped, those
 // of kinds this version does not know included. A damaged last line is
 // skipped and reported to OnWarning; any other damage is a
-// [*CorruptLineError]. Load streams the file: it holds one line at a time
+// [*jsonl.LineError]. Load streams the file: it holds one line at a time
 // besides the messages it returns, which belong to the caller.
 func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, error) {
 	if err := ValidateSessionID(sessionID); err != nil {
@@ -623,8 +625,8 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 		return nil, err
 	}
 	msgs := []Message{}
-	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *jsonlLine) error {
-		if l.Kind == JSONLKindMessage {
+	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *decodedLine) error {
+		if l.Kind == kindMessage {
 			msgs = append(msgs, *l.Message)
 		}
 		return nil
@@ -639,14 +641,14 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 }
 
 // Verify reads the whole session file and reports its state: nil if every
-// line is good (or the session does not exist), a [*TruncatedTailError] if
-// only its last line is damaged (what a crash leaves; Load succeeds), a
-// [*CorruptLineError] if Load would fail. It does not call OnWarning.
+// line is good (or the session does not exist), a [*jsonl.LineError] with
+// Tail set if only its last line is damaged (what a crash leaves; Load
+// succeeds), one without Tail if Load would fail. It does not call OnWarning.
 func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
 	}
-	tail, err := s.scan(ctx, sessionID, func(int, int64, []byte, *jsonlLine) error { return nil })
+	tail, err := s.scan(ctx, sessionID, func(int, int64, []byte, *decodedLine) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -656,21 +658,22 @@ func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	return nil
 }
 
-// Records returns an iterator over every line of the session file, in
+// Lines returns an iterator over every line of the session file, in
 // order: the header, the messages, and every other record, kinds this
-// version does not know included, each with its raw JSON. It is meant for
-// audits and tools. A missing session yields nothing. A damaged last line
+// version does not know included, each with its raw JSON (package jsonl
+// names them). It is meant for audits and tools: package timeline reads
+// sessions with it. A missing session yields nothing. A damaged last line
 // is skipped and reported to OnWarning, as by Load; any other damage, or a
 // failure to read, is yielded as the error, once and last, after the
 // records before it.
-func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JSONLRecord, error] {
-	return func(yield func(JSONLRecord, error) bool) {
+func (s *JSONLStore) Lines(ctx context.Context, sessionID string) iter.Seq2[jsonl.Line, error] {
+	return func(yield func(jsonl.Line, error) bool) {
 		if err := ValidateSessionID(sessionID); err != nil {
-			yield(JSONLRecord{}, err)
+			yield(jsonl.Line{}, err)
 			return
 		}
 		errStop := errors.New("stop")
-		tail, err := s.scan(ctx, sessionID, func(num int, off int64, raw []byte, l *jsonlLine) error {
+		tail, err := s.scan(ctx, sessionID, func(num int, off int64, raw []byte, l *decodedLine) error {
 			if !yield(l.record(num, off, raw), nil) {
 				return errStop
 			}
@@ -679,7 +682,7 @@ func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JS
 		switch {
 		case err == errStop:
 		case err != nil:
-			yield(JSONLRecord{}, err)
+			yield(jsonl.Line{}, err)
 		case tail != nil:
 			s.warn(tail)
 		}
@@ -688,16 +691,23 @@ func (s *JSONLStore) Records(ctx context.Context, sessionID string) iter.Seq2[JS
 
 // LoadRecords returns the session's records other than the header and
 // messages (permission, usage, compaction, and kinds this version does not
-// know), in order; see [RecordLoader].
+// know), in order; see [RecordStore].
 func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Record, error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
 	var recs []Record
-	for r, err := range s.Records(ctx, sessionID) {
-		if err != nil {
-			return nil, err
+	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *decodedLine) error {
+		if l.Kind != kindHeader && l.Kind != kindMessage {
+			recs = append(recs, Record{Kind: l.Kind, Data: l.Data})
 		}
-		if r.Kind != JSONLKindHeader && r.Kind != JSONLKindMessage {
-			recs = append(recs, Record{Kind: r.Kind, Data: r.Data})
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if tail != nil {
+		s.warn(tail)
 	}
 	return recs, nil
 }
@@ -824,7 +834,7 @@ func (s *JSONLStore) Create(ctx context.Context, sessionID string, metadata json
 			return errors.New("agentrt: JSONLStore.Create: metadata is not a JSON object")
 		}
 	}
-	hdr, err := appendHeaderLine(nil, &JSONLHeader{Version: JSONLVersion, SessionID: sessionID, Created: s.opts.Now(), Metadata: metadata})
+	hdr, err := appendHeaderLine(nil, &jsonlHeader{Version: jsonlVersion, SessionID: sessionID, Created: s.opts.Now(), Metadata: metadata})
 	if err != nil {
 		return wrapf(err, "JSONLStore.Create")
 	}

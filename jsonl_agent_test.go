@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // The runtime on a JSONL store: resume after a crash, one run per session,
@@ -78,12 +79,14 @@ func TestJSONLResumeRepairsDanglingToolUse(t *testing.T) {
 	// Skipped by Load, and by LoadRecords (open tool_uses may be calls
 	// pending a person's decision), then removed by the first append.
 	require.Len(t, warns, 3, "the tail was skipped by Load and LoadRecords, then removed by the first append")
-	var tail *agentrt.TruncatedTailError
+	var tail *jsonl.LineError
 	for _, w := range warns[:2] {
 		require.ErrorAs(t, w, &tail)
+		assert.True(t, tail.Tail)
 		assert.False(t, tail.Repaired)
 	}
 	require.ErrorAs(t, warns[2], &tail)
+	assert.True(t, tail.Tail)
 	assert.True(t, tail.Repaired)
 	assert.Equal(t, 5, tail.Line)
 }
@@ -181,7 +184,7 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 		agenttest.CallTools(agenttest.ToolUse("echo", `{"text":"hi"}`), agenttest.ToolUse("save", `{"text":"x"}`)).
 			WithUsage(agentrt.Usage{InputTokens: 10, OutputTokens: 5}),
 		agenttest.Reply("done").WithUsage(agentrt.Usage{InputTokens: 20, OutputTokens: 2}))
-	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		return agentrt.Decision{Allow: true}, nil
 	})
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{jsonlEchoTool(), save}, Planner: script, Store: s, Permission: ask}
@@ -190,13 +193,15 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 
 	var kinds []string
 	var perm json.RawMessage
-	for r, err := range s.Records(ctx, "audit") {
+	for r, err := range s.Lines(ctx, "audit") {
 		require.NoError(t, err)
 		k := r.Kind
-		if r.Message != nil {
-			k = string(r.Message.Role)
+		if r.Kind == jsonl.KindMessage {
+			var m agentrt.Message
+			require.NoError(t, json.Unmarshal(r.Message, &m))
+			k = string(m.Role)
 		}
-		if r.Kind == agentrt.RecordPermission {
+		if agentrt.RecordKind(r.Kind) == agentrt.RecordPermission {
 			perm = r.Data
 		}
 		kinds = append(kinds, k)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // The tests in this file re-execute the test binary as a child process,
@@ -234,8 +235,9 @@ func TestJSONLCrashSIGKILL(t *testing.T) {
 
 		// What Load reported: at most a damaged tail.
 		for _, warning := range w.take() {
-			var tail *agentrt.TruncatedTailError
+			var tail *jsonl.LineError
 			require.ErrorAs(t, warning, &tail)
+			require.True(t, tail.Tail, "only a damaged tail: %v", tail)
 			require.False(t, tail.Repaired, "reading never repairs")
 			tails++
 		}
@@ -244,7 +246,7 @@ func TestJSONLCrashSIGKILL(t *testing.T) {
 
 	// Every seq from 1, without gaps or repeats, despite the repairs.
 	var seq int64
-	for r, err := range s.Records(ctx, id) {
+	for r, err := range s.Lines(ctx, id) {
 		require.NoError(t, err)
 		require.Equal(t, seq, r.Seq)
 		seq++

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // A session kept in a JSONL store outlives the process: a new store on the
@@ -148,12 +149,21 @@ func ExampleJSONLStore_Fork() {
 		msgs, _ := store.Load(ctx, id)
 		fmt.Printf("%s: %q\n", id, msgs[len(msgs)-1].Text())
 	}
-	for r, err := range store.Records(ctx, "retry") {
+	for r, err := range store.Lines(ctx, "retry") {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if r.Header != nil {
-			fmt.Printf("retry was forked from %q at message %d\n", r.Header.ForkedFrom.SessionID, r.Header.ForkedFrom.Messages)
+		if r.Kind == jsonl.KindHeader {
+			var h struct {
+				ForkedFrom struct {
+					SessionID string `json:"session_id"`
+					Messages  int    `json:"messages"`
+				} `json:"forked_from"`
+			}
+			if err := json.Unmarshal(r.Raw, &h); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("retry was forked from %q at message %d\n", h.ForkedFrom.SessionID, h.ForkedFrom.Messages)
 		}
 	}
 	// Output:
@@ -162,9 +172,9 @@ func ExampleJSONLStore_Fork() {
 	// retry was forked from "main" at message 2
 }
 
-// Records reads every line of a session, for audits and tools: here, who
+// Lines reads every line of a session, for audits and tools: here, who
 // allowed which tool call.
-func ExampleJSONLStore_Records() {
+func ExampleJSONLStore_Lines() {
 	dir, err := os.MkdirTemp("", "sessions")
 	if err != nil {
 		log.Fatal(err)
@@ -187,7 +197,7 @@ func ExampleJSONLStore_Records() {
 		Planner: agenttest.Script(
 			agenttest.CallTools(agenttest.ToolUse("remove", `{"path":"a.txt"}`), agenttest.ToolUse("remove", `{"path":"/etc"}`)),
 			agenttest.Reply("Removed a.txt; /etc was refused.")),
-		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			if string(req.RawInput) == `{"path":"/etc"}` {
 				return agentrt.Decision{Reason: "not under the project", Source: "hook"}, nil
 			}
@@ -201,11 +211,11 @@ func ExampleJSONLStore_Records() {
 		}
 	}
 
-	for r, err := range store.Records(ctx, "audit") {
+	for r, err := range store.Lines(ctx, "audit") {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if r.Kind == agentrt.RecordPermission {
+		if agentrt.RecordKind(r.Kind) == agentrt.RecordPermission {
 			var p struct {
 				ToolUseID string `json:"tool_use_id"`
 				Allow     bool   `json:"allow"`

@@ -71,10 +71,10 @@ func (s *JSONLStore) copyPrefix(ctx context.Context, out io.Writer, r io.Reader,
 	msgs := 0
 	wroteHeader := false
 	var buf []byte
-	header := func(l *jsonlLine) error {
-		h := &JSONLHeader{
-			Version: JSONLVersion, SessionID: dst, Created: s.opts.Now(),
-			ForkedFrom: &JSONLForkedFrom{SessionID: src, Messages: upTo},
+	header := func(l *decodedLine) error {
+		h := &jsonlHeader{
+			Version: jsonlVersion, SessionID: dst, Created: s.opts.Now(),
+			ForkedFrom: &jsonlForkedFrom{SessionID: src, Messages: upTo},
 		}
 		if l != nil {
 			h.Metadata = l.Metadata
@@ -87,11 +87,11 @@ func (s *JSONLStore) copyPrefix(ctx context.Context, out io.Writer, r io.Reader,
 		_, err = w.Write(buf)
 		return err
 	}
-	tail, err := scanLines(ctx, r, s.path(src), s.opts.MaxLineSize, func(num int, _ int64, raw []byte, l *jsonlLine) error {
+	tail, err := scanLines(ctx, r, s.path(src), s.opts.MaxLineSize, func(num int, _ int64, raw []byte, l *decodedLine) error {
 		if num == 1 {
 			return header(l)
 		}
-		if l.Kind == JSONLKindMessage {
+		if l.Kind == kindMessage {
 			if msgs == upTo {
 				return errForkDone
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"strconv"
 	"time"
@@ -16,78 +17,19 @@ import (
 // docs/jsonl-format.md: how a line is written, how a line is read and
 // judged, and the errors a reader reports.
 
-// JSONLVersion is the version of the JSONL session format that
+// jsonlVersion is the version of the JSONL session format that
 // [JSONLStore] writes and reads. A file whose header names another version
 // is refused with [ErrJSONLVersion]; additions that old readers can ignore
 // (new record kinds, new fields) do not change the version.
-const JSONLVersion = 1
+const jsonlVersion = 1
 
-// Record kinds of the JSONL format that are not [Record] kinds: every file
-// starts with one header line, and every message is a message line.
-const (
-	JSONLKindHeader  = "header"
-	JSONLKindMessage = "message"
-)
-
-// errNoNewline is the Err of a TruncatedTailError for a last line that
+// errNoNewline is the Err of a tail jsonl.LineError for a last line that
 // does not end in '\n': a write that was cut short.
 var errNoNewline = errors.New("the line does not end in a newline: a write was cut short")
 
-// TruncatedTailError reports the damage a crash can leave at the end of a
-// session file: a last line that does not end in '\n', or that is not valid
-// JSON. Such a line is not part of the session: Load drops it and succeeds,
-// and the next append removes it from the file before writing.
-//
-// It is not returned by Load (that would fail a run over what a crash
-// normally leaves); it is passed to [JSONLOptions.OnWarning] and returned by
-// [JSONLStore.Verify]. Damage anywhere else is a [*CorruptLineError].
-type TruncatedTailError struct {
-	// File is the path of the session file.
-	File string
-	// Line is the 1-based number of the dropped line.
-	Line int
-	// Offset is the byte offset at which the dropped line starts: the
-	// length of the file once it is removed.
-	Offset int64
-	// Repaired is true when the store removed the line from the file (just
-	// before appending to it), false when it only skipped it while reading.
-	Repaired bool
-	// Err says what is wrong with the line.
-	Err error
-}
-
-func (e *TruncatedTailError) Error() string {
-	what := "ignored"
-	if e.Repaired {
-		what = "removed"
-	}
-	return fmt.Sprintf("agentrt: %s: line %d (byte %d): incomplete last line %s: %v", e.File, e.Line, e.Offset, what, e.Err)
-}
-
-func (e *TruncatedTailError) Unwrap() error { return e.Err }
-
-// CorruptLineError is a line of a session file that cannot be read and is
-// not the damaged tail a crash leaves: a line that is not valid JSON with
-// more lines after it, a record that breaks the format (no kind, no seq, a
-// message line without a message, a missing header), a line longer than
-// the limit, or a header of an unknown version ([ErrJSONLVersion]). A store
-// never skips such a line: Load fails, naming the file and line.
-type CorruptLineError struct {
-	File   string // path of the session file
-	Line   int    // 1-based line number
-	Offset int64  // byte offset at which the line starts
-	Err    error  // what is wrong
-}
-
-func (e *CorruptLineError) Error() string {
-	return fmt.Sprintf("agentrt: %s: line %d (byte %d): %v", e.File, e.Line, e.Offset, e.Err)
-}
-
-func (e *CorruptLineError) Unwrap() error { return e.Err }
-
-// JSONLHeader is the first line of a session file.
-type JSONLHeader struct {
-	// Version is the format version, [JSONLVersion].
+// jsonlHeader is the first line of a session file.
+type jsonlHeader struct {
+	// Version is the format version, jsonlVersion.
 	Version int `json:"version"`
 	// SessionID is the id the session was created under.
 	SessionID string `json:"session_id"`
@@ -97,45 +39,25 @@ type JSONLHeader struct {
 	// Fork; nil when there is none.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 	// ForkedFrom names the session this one was forked from, if any.
-	ForkedFrom *JSONLForkedFrom `json:"forked_from,omitempty"`
+	ForkedFrom *jsonlForkedFrom `json:"forked_from,omitempty"`
 }
 
-// JSONLForkedFrom is the origin of a forked session: the source session
+// jsonlForkedFrom is the origin of a forked session: the source session
 // and how many of its messages were copied.
-type JSONLForkedFrom struct {
+type jsonlForkedFrom struct {
 	SessionID string `json:"session_id"`
 	Messages  int    `json:"messages"`
 }
 
-// JSONLRecord is one line of a session file, as returned by
-// [JSONLStore.Records]: the header, a message, or any other record,
-// including kinds this version does not know.
-type JSONLRecord struct {
-	// Line is the 1-based line number; Offset the byte offset of the line.
-	Line   int
-	Offset int64
-	// Kind is "header", "message", or the kind of another record
-	// ("permission", "usage", or one this version does not know).
-	Kind string
-	// Seq numbers the records after the header from 1; 0 for the header.
-	Seq int64
-	// Time is the record's "ts" (the header's "created"); zero if absent
-	// or not a valid RFC 3339 time.
-	Time time.Time
-	// Header is set for the header line.
-	Header *JSONLHeader
-	// Message is set for a message line.
-	Message *Message
-	// Data is the "data" field of any other record.
-	Data json.RawMessage
-	// Raw is the whole line as stored, without its newline. It belongs to
-	// the caller.
-	Raw json.RawMessage
-}
+// The kinds of the lines that are not records.
+const (
+	kindHeader  RecordKind = jsonl.KindHeader
+	kindMessage RecordKind = jsonl.KindMessage
+)
 
-// jsonlLine is the union of every line's fields, for decoding.
-type jsonlLine struct {
-	Kind    string          `json:"kind"`
+// decodedLine is the union of every line's fields, for decoding.
+type decodedLine struct {
+	Kind    RecordKind      `json:"kind"`
 	Seq     int64           `json:"seq"`
 	TS      string          `json:"ts"`
 	Message *Message        `json:"message"`
@@ -146,7 +68,7 @@ type jsonlLine struct {
 	SessionID  string           `json:"session_id"`
 	Created    string           `json:"created"`
 	Metadata   json.RawMessage  `json:"metadata"`
-	ForkedFrom *JSONLForkedFrom `json:"forked_from"`
+	ForkedFrom *jsonlForkedFrom `json:"forked_from"`
 
 	msg Message // decoding buffer of Message, to save an allocation per line
 }
@@ -166,8 +88,8 @@ const (
 // judges it. When it returns lineOK for a message line, l.Message is set
 // (and reused by the next call: copy it). first says whether it is the file's first line, which must
 // be the header.
-func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
-	*l = jsonlLine{}
+func parseLine(b []byte, first bool, l *decodedLine) (lineProblem, error) {
+	*l = decodedLine{}
 	l.Message = &l.msg
 	if err := json.Unmarshal(b, l); err != nil {
 		var syn *json.SyntaxError
@@ -177,41 +99,40 @@ func parseLine(b []byte, first bool, l *jsonlLine) (lineProblem, error) {
 		return lineInvalid, fmt.Errorf("not a record: %w", err)
 	}
 	switch {
-	case first && l.Kind != JSONLKindHeader:
+	case first && l.Kind != kindHeader:
 		return lineInvalid, fmt.Errorf("the first line is not a header (kind %q)", l.Kind)
-	case first && l.Version != JSONLVersion:
-		return lineInvalid, fmt.Errorf("%w %d (this reader knows version %d)", ErrJSONLVersion, l.Version, JSONLVersion)
+	case first && l.Version != jsonlVersion:
+		return lineInvalid, fmt.Errorf("%w %d (this reader knows version %d)", ErrJSONLVersion, l.Version, jsonlVersion)
 	case first:
 		return lineOK, nil
 	case l.Kind == "":
 		return lineInvalid, errors.New("a record without a kind")
-	case l.Kind == JSONLKindHeader:
+	case l.Kind == kindHeader:
 		return lineInvalid, errors.New("a second header")
 	case l.Seq < 1:
 		return lineInvalid, fmt.Errorf("a %q record without a positive seq", l.Kind)
-	case l.Kind == JSONLKindMessage && (l.Message == nil || l.Message.Role == ""):
+	case l.Kind == kindMessage && (l.Message == nil || l.Message.Role == ""):
 		return lineInvalid, errors.New(`a message record without a message or without its "role"`)
 	}
 	return lineOK, nil
 }
 
-// record converts a decoded line to a JSONLRecord; raw is copied.
-func (l *jsonlLine) record(line int, off int64, raw []byte) JSONLRecord {
-	r := JSONLRecord{
-		Line: line, Offset: off, Kind: l.Kind, Seq: l.Seq,
+// record converts a decoded line to a jsonl.Line; raw is copied.
+func (l *decodedLine) record(line int, off int64, raw []byte) jsonl.Line {
+	r := jsonl.Line{
+		Line: line, Offset: off, Kind: string(l.Kind), Seq: l.Seq,
 		Raw: bytes.Clone(raw),
 	}
 	switch l.Kind {
-	case JSONLKindHeader:
-		h := &JSONLHeader{
-			Version: l.Version, SessionID: l.SessionID,
-			Metadata: l.Metadata, ForkedFrom: l.ForkedFrom,
+	case kindHeader:
+		r.Time, _ = time.Parse(time.RFC3339Nano, l.Created)
+	case kindMessage:
+		var m struct {
+			Message json.RawMessage `json:"message"`
 		}
-		h.Created, _ = time.Parse(time.RFC3339Nano, l.Created)
-		r.Header, r.Time = h, h.Created
-	case JSONLKindMessage:
-		m := *l.Message
-		r.Message = &m
+		if json.Unmarshal(r.Raw, &m) == nil {
+			r.Message = m.Message
+		}
 	default:
 		r.Data = l.Data
 	}
@@ -222,7 +143,7 @@ func (l *jsonlLine) record(line int, off int64, raw []byte) JSONLRecord {
 }
 
 // appendHeaderLine appends a header line, newline included.
-func appendHeaderLine(buf []byte, h *JSONLHeader) ([]byte, error) {
+func appendHeaderLine(buf []byte, h *jsonlHeader) ([]byte, error) {
 	buf = append(buf, `{"kind":"header","version":`...)
 	buf = strconv.AppendInt(buf, int64(h.Version), 10)
 	buf = append(buf, `,"session_id":`...)
@@ -250,14 +171,14 @@ func appendHeaderLine(buf []byte, h *JSONLHeader) ([]byte, error) {
 
 // appendRecordLine appends one record line, newline included: body is the
 // compact JSON of the message (kind "message") or of the data.
-func appendRecordLine(buf []byte, kind string, seq int64, ts time.Time, body []byte) []byte {
+func appendRecordLine(buf []byte, kind RecordKind, seq int64, ts time.Time, body []byte) []byte {
 	buf = append(buf, `{"kind":`...)
-	buf = strconv.AppendQuote(buf, kind)
+	buf = strconv.AppendQuote(buf, string(kind))
 	buf = append(buf, `,"seq":`...)
 	buf = strconv.AppendInt(buf, seq, 10)
 	buf = append(buf, `,"ts":"`...)
 	buf = ts.UTC().AppendFormat(buf, time.RFC3339Nano)
-	if kind == JSONLKindMessage {
+	if kind == kindMessage {
 		buf = append(buf, `","message":`...)
 	} else {
 		buf = append(buf, `","data":`...)
@@ -355,26 +276,26 @@ func (r *lineReader) readLine() (line []byte, terminated bool, err error) {
 // for each complete, valid line in order. It applies the crash rules: a last
 // line without a newline, or a last line that is not valid JSON, is not
 // passed to fn and is returned as the tail; any other bad line is a
-// *CorruptLineError. The *jsonlLine passed to fn is reused: fn must copy
+// *jsonl.LineError. The *decodedLine passed to fn is reused: fn must copy
 // what it keeps (raw included).
-func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *jsonlLine) error) (*TruncatedTailError, error) {
+func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(num int, off int64, raw []byte, l *decodedLine) error) (*jsonl.LineError, error) {
 	lr := newLineReader(r, max)
-	var pending *TruncatedTailError // an unparsable line, which is fine only if it is the last
-	var l jsonlLine
+	var pending *jsonl.LineError // an unparsable line, which is fine only if it is the last
+	var l decodedLine
 	for {
 		raw, terminated, err := lr.readLine()
 		if err == io.EOF {
 			return pending, nil
 		}
 		if pending != nil {
-			return nil, &CorruptLineError{File: file, Line: pending.Line, Offset: pending.Offset, Err: pending.Err}
+			return nil, &jsonl.LineError{File: file, Line: pending.Line, Offset: pending.Offset, Err: pending.Err}
 		}
 		if !terminated && (err == nil || err == ErrLineTooLong) {
-			return &TruncatedTailError{File: file, Line: lr.num, Offset: lr.off, Err: errNoNewline}, nil
+			return &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: errNoNewline}, nil
 		}
 		if err != nil {
 			if err == ErrLineTooLong {
-				return nil, &CorruptLineError{File: file, Line: lr.num, Offset: lr.off, Err: fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)}
+				return nil, &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Err: fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)}
 			}
 			return nil, fmt.Errorf("agentrt: reading %s: %w", file, err)
 		}
@@ -385,9 +306,9 @@ func scanLines(ctx context.Context, r io.Reader, file string, max int, fn func(n
 		}
 		switch problem, perr := parseLine(raw, lr.num == 1, &l); problem {
 		case lineUnparsable:
-			pending = &TruncatedTailError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
+			pending = &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Tail: true, Err: perr}
 		case lineInvalid:
-			return nil, &CorruptLineError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
+			return nil, &jsonl.LineError{File: file, Line: lr.num, Offset: lr.off, Err: perr}
 		default:
 			if err := fn(lr.num, lr.off, raw, &l); err != nil {
 				return nil, err

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // FuzzJSONLLoad feeds arbitrary bytes to the loader as a session file. It
@@ -57,14 +58,14 @@ func FuzzJSONLLoad(f *testing.F) {
 		msgs, err := s.Load(ctx, id)
 		verr := s.Verify(ctx, id)
 		if err != nil {
-			var ce *agentrt.CorruptLineError
-			if !errors.As(err, &ce) {
-				t.Fatalf("Load failed without a CorruptLineError: %v", err)
+			var ce *jsonl.LineError
+			if !errors.As(err, &ce) || ce.Tail {
+				t.Fatalf("Load failed without a JSONLLineError (not a tail): %v", err)
 			}
 			if wantOK {
 				t.Fatalf("Load failed on a file the rules accept: %v", err)
 			}
-			if !errors.As(verr, &ce) {
+			if !errors.As(verr, &ce) || ce.Tail {
 				t.Fatalf("Load failed (%v) but Verify says %v", err, verr)
 			}
 		} else {
@@ -74,8 +75,8 @@ func FuzzJSONLLoad(f *testing.F) {
 			if len(msgs) != want {
 				t.Fatalf("Load returned %d messages, the file holds %d", len(msgs), want)
 			}
-			var tail *agentrt.TruncatedTailError
-			if verr != nil && !errors.As(verr, &tail) {
+			var tail *jsonl.LineError
+			if verr != nil && (!errors.As(verr, &tail) || !tail.Tail) {
 				t.Fatalf("Load succeeded but Verify says %v", verr)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"io/fs"
 	"os"
@@ -171,7 +172,7 @@ func (s *JSONLStore) scanInfo(f *os.File, id string, size int64, e *listEntry) e
 	off := e.scanned
 	var head [160]byte // the first bytes of the current line
 	var lastHead []byte
-	var l jsonlLine
+	var l decodedLine
 	for {
 		start := off
 		full, hn, n, err := readLineHead(br, head[:])
@@ -237,7 +238,7 @@ func (e *listEntry) endScan(f *os.File, off int64, lastHead []byte) error {
 
 // noteLine counts the complete line that starts at offset start with the
 // bytes head; read returns the whole line (nil if it cannot).
-func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() []byte, e *listEntry, l *jsonlLine) {
+func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() []byte, e *listEntry, l *decodedLine) {
 	if start == 0 {
 		if p, _ := parseLine(read(), true, l); p == lineOK {
 			e.created, _ = time.Parse(time.RFC3339Nano, l.Created)
@@ -253,13 +254,13 @@ func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() [
 	default:
 		// Not written by this store: decode its kind.
 		var k struct {
-			Kind string `json:"kind"`
+			Kind RecordKind `json:"kind"`
 		}
 		if err := json.Unmarshal(read(), &k); err != nil && !e.corrupt {
 			e.corrupt = true
-			s.warn(&CorruptLineError{File: s.path(id), Line: e.lines, Offset: start, Err: fmt.Errorf("List cannot read this line: %w", err)})
+			s.warn(&jsonl.LineError{File: s.path(id), Line: e.lines, Offset: start, Err: fmt.Errorf("List cannot read this line: %w", err)})
 		}
-		isMsg = k.Kind == JSONLKindMessage
+		isMsg = k.Kind == kindMessage
 	}
 	if !isMsg {
 		return
@@ -267,7 +268,7 @@ func (s *JSONLStore) noteLine(id string, start int64, head []byte, read func() [
 	e.messages++
 	if !e.titled {
 		if p, _ := parseLine(read(), false, l); p == lineOK && l.Message.Role == RoleUser {
-			e.title, e.titled = Title([]Message{*l.Message}), true
+			e.title, e.titled = title([]Message{*l.Message}), true
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // jsonlClock returns a clock that starts at 2026-01-02T03:04:05Z and moves
@@ -190,7 +191,7 @@ func TestJSONLInvalidIDsStayInDir(t *testing.T) {
 		}
 		_, errs["Load"] = s.Load(ctx, id)
 		_, errs["Lock"] = s.Lock(ctx, id)
-		for _, err := range s.Records(ctx, id) {
+		for _, err := range s.Lines(ctx, id) {
 			errs["Records"] = err
 		}
 		for op, err := range errs {
@@ -265,8 +266,9 @@ func TestJSONLDamagedTail(t *testing.T) {
 			assert.Len(t, msgs, tt.msgs)
 			warns := w.take()
 			require.Len(t, warns, 1)
-			var tail *agentrt.TruncatedTailError
+			var tail *jsonl.LineError
 			require.ErrorAs(t, warns[0], &tail)
+			assert.True(t, tail.Tail)
 			assert.Equal(t, path, tail.File)
 			assert.Equal(t, tt.line, tail.Line)
 			assert.Equal(t, int64(len(tt.keep)), tail.Offset)
@@ -275,7 +277,7 @@ func TestJSONLDamagedTail(t *testing.T) {
 
 			// Verify reports the same, without a warning.
 			err := s.Verify(ctx, "s")
-			var vtail *agentrt.TruncatedTailError
+			var vtail *jsonl.LineError
 			require.ErrorAs(t, err, &vtail)
 			assert.Equal(t, *tail, *vtail)
 			assert.Empty(t, w.take())
@@ -348,8 +350,9 @@ func TestJSONLCorruptLines(t *testing.T) {
 			ctx := context.Background()
 			check := func(err error) {
 				t.Helper()
-				var ce *agentrt.CorruptLineError
+				var ce *jsonl.LineError
 				require.ErrorAs(t, err, &ce)
+				assert.False(t, ce.Tail)
 				assert.Equal(t, path, ce.File)
 				assert.Equal(t, tt.line, ce.Line)
 				if tt.offset > 0 {
@@ -368,7 +371,7 @@ func TestJSONLCorruptLines(t *testing.T) {
 			check(err)
 			check(s.Verify(ctx, "s"))
 			var rerr error
-			for _, err := range s.Records(ctx, "s") {
+			for _, err := range s.Lines(ctx, "s") {
 				rerr = err
 			}
 			check(rerr)
@@ -388,8 +391,9 @@ func TestJSONLAppendRefusesToHideCorruption(t *testing.T) {
 	content := `{"kind":"header","version":1,"session_id":"s","created":"2026-01-02T03:04:05Z"}` + "\n" + "garbage\n" + `{"kind":"mess`
 	writeFile(t, path, content)
 	err := s.Append(context.Background(), "s", agentrt.NewUserMessage("x"))
-	var ce *agentrt.CorruptLineError
+	var ce *jsonl.LineError
 	require.ErrorAs(t, err, &ce)
+	assert.False(t, ce.Tail)
 	assert.Equal(t, 2, ce.Line)
 	assert.Equal(t, content, readFile(t, path))
 	assert.Empty(t, w.take())
@@ -421,8 +425,8 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 	require.Len(t, msgs, 2, "unknown kinds are ignored by Load")
 	assert.Equal(t, "hello", msgs[1].Text())
 
-	var recs []agentrt.JSONLRecord
-	for r, err := range s.Records(ctx, "s") {
+	var recs []jsonl.Line
+	for r, err := range s.Lines(ctx, "s") {
 		require.NoError(t, err)
 		recs = append(recs, r)
 	}
@@ -433,24 +437,24 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 		assert.Equal(t, i+1, r.Line)
 		assert.Equal(t, int64(i), r.Seq)
 	}
-	assert.Equal(t, "header", recs[0].Kind)
-	require.NotNil(t, recs[0].Header)
-	assert.Equal(t, agentrt.JSONLHeader{Version: 1, SessionID: "s", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Metadata: json.RawMessage(`{"user":"ann","project":"x"}`)}, *recs[0].Header)
-	assert.Equal(t, recs[0].Header.Created, recs[0].Time)
-	assert.Equal(t, "message", recs[1].Kind)
-	assert.Equal(t, "hi", recs[1].Message.Content)
+	assert.Equal(t, jsonl.KindHeader, recs[0].Kind)
+	assert.JSONEq(t, `{"kind":"header","version":1,"session_id":"s","created":"2026-01-02T03:04:05Z","metadata":{"user":"ann","project":"x"}}`, string(recs[0].Raw))
+	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), recs[0].Time)
+	assert.Equal(t, jsonl.KindMessage, recs[1].Kind)
+	var hi agentrt.Message
+	require.NoError(t, json.Unmarshal(recs[1].Message, &hi))
+	assert.Equal(t, agentrt.NewUserMessage("hi"), hi)
 	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC), recs[1].Time)
-	assert.Equal(t, agentrt.RecordUsage, recs[2].Kind)
+	assert.Equal(t, string(agentrt.RecordUsage), recs[2].Kind)
 	assert.JSONEq(t, `{"turn":1,"usage":{"input_tokens":3,"output_tokens":4}}`, string(recs[2].Data))
-	assert.Equal(t, "compaction", recs[3].Kind)
+	assert.Equal(t, string(agentrt.RecordCompaction), recs[3].Kind)
 	assert.JSONEq(t, `{"summary":"…","replaces":[1,2]}`, string(recs[3].Data))
 	assert.Equal(t, future, string(recs[3].Raw))
 	assert.Equal(t, int64(4), recs[4].Seq, "seq continues after a record written by someone else")
 
 	// Breaking out of the iteration early is fine.
 	n := 0
-	for range s.Records(ctx, "s") {
+	for range s.Lines(ctx, "s") {
 		n++
 		break
 	}
@@ -462,8 +466,8 @@ func TestJSONLUnknownKindsAndRecords(t *testing.T) {
 	assert.Equal(t, lines[1:], forked[1:])
 
 	// Records refused.
-	for _, kind := range []string{"", "header", "message"} {
-		assert.Error(t, s.AppendRecord(ctx, "s", agentrt.Record{Kind: kind, Data: json.RawMessage(`{}`)}), kind)
+	for _, kind := range []agentrt.RecordKind{"", "header", "message"} {
+		assert.Error(t, s.AppendRecord(ctx, "s", agentrt.Record{Kind: kind, Data: json.RawMessage(`{}`)}), string(kind))
 	}
 	assert.Error(t, s.AppendRecord(ctx, "s", agentrt.Record{Kind: "usage", Data: json.RawMessage(`{bad`)}))
 	assert.Error(t, s.Append(ctx, "s", agentrt.Message{Content: "no role"}))
@@ -629,7 +633,7 @@ func TestJSONLList(t *testing.T) {
 	require.NoError(t, s.AppendRecord(ctx, "b", agentrt.Record{Kind: "usage", Data: json.RawMessage(`{}`)}))
 	got = list()
 	assert.Equal(t, agentrt.SessionInfo{ID: "b", Created: at(2), Updated: at(7), Messages: 3,
-		Title: agentrt.Title([]agentrt.Message{agentrt.NewUserMessage(long)})}, got["b"])
+		Title: strings.Repeat("word ", 11) + "word…"}, got["b"])
 	infos, err := s.List(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"b", "empty", "a"}, []string{infos[0].ID, infos[1].ID, infos[2].ID})
@@ -791,7 +795,7 @@ func TestJSONLLockedSessionsInParallel(t *testing.T) {
 			require.Equal(t, fmt.Sprint(i), m.Content)
 		}
 		var seq int64
-		for r, err := range s.Records(ctx, id) {
+		for r, err := range s.Lines(ctx, id) {
 			require.NoError(t, err)
 			require.Equal(t, seq, r.Seq, "seq counts records from 1, without gaps")
 			seq++
@@ -840,7 +844,7 @@ func TestJSONLLongLines(t *testing.T) {
 	line := fmt.Sprintf(`{"kind":"message","seq":1,"ts":"2026-01-02T03:04:06Z","message":{"role":"user","content":%q}}`, strings.Repeat("x", 200000))
 	writeFile(t, sessionFile(small, "s"), hdr+line+"\n"+line+"\n")
 	_, err = small.Load(ctx, "s")
-	var ce *agentrt.CorruptLineError
+	var ce *jsonl.LineError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, agentrt.ErrLineTooLong)
 	assert.Equal(t, 2, ce.Line)
@@ -882,11 +886,11 @@ func TestJSONLDurabilityString(t *testing.T) {
 
 func TestJSONLErrorsMessages(t *testing.T) {
 	t.Parallel()
-	tail := &agentrt.TruncatedTailError{File: "/d/s.jsonl", Line: 7, Offset: 420, Err: errors.New("boom")}
+	tail := &jsonl.LineError{File: "/d/s.jsonl", Line: 7, Offset: 420, Tail: true, Err: errors.New("boom")}
 	assert.Equal(t, "agentrt: /d/s.jsonl: line 7 (byte 420): incomplete last line ignored: boom", tail.Error())
 	tail.Repaired = true
 	assert.Contains(t, tail.Error(), "removed")
-	ce := &agentrt.CorruptLineError{File: "/d/s.jsonl", Line: 3, Offset: 99, Err: errors.New("bad")}
+	ce := &jsonl.LineError{File: "/d/s.jsonl", Line: 3, Offset: 99, Err: errors.New("bad")}
 	assert.Equal(t, "agentrt: /d/s.jsonl: line 3 (byte 99): bad", ce.Error())
 	assert.Equal(t, "bad", errors.Unwrap(ce).Error())
 }

@@ -441,10 +441,10 @@ type call struct {
 	rewrite   any // the permission checker's replacement input, if any
 	ctx       context.Context
 	inv       *ToolInvocation
-	herrs     []*HookError
+	herrs     []*hookError
 	stage     stage
 	skip      bool          // decided without running (in a parallel group)
-	pending   bool          // waits for a person's decision (AskLater)
+	pending   bool          // waits for a person's decision (Decision.Pending)
 	held      *Decision     // the decision it runs with once its turn comes
 	group     chan groupMsg // set while it runs in a parallel group
 	needAfter bool          // AfterTool hooks are due after a Goexit

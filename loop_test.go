@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 )
 
@@ -173,7 +174,7 @@ func TestRunCheckerPanicIsADenial(t *testing.T) {
 	write := agentrt.NewTool("write", "Write.", func(context.Context, WriteIn) (string, error) { ran = true; return "ok", nil })
 	script := agenttest.Script(agenttest.CallTool("write", `{"path":"a"}`), agenttest.Reply("done"))
 	ag, store := newAgent(script, write)
-	ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		panic("checker bug")
 	})
 	_, msgs, err := runAgent(t, ag, store, "go")
@@ -195,7 +196,7 @@ func TestRunPlannerGoexitEndsTheRunWithAPanicError(t *testing.T) {
 			}
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(use("", "add", `{"a":1,"b":1}`))}, nil
 		})
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store}
 		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 		var pe *agentrt.PanicError
@@ -255,7 +256,7 @@ func (s *failingStore) Sync(context.Context, string) error {
 
 func TestRunFailedFinalSyncIsAnError(t *testing.T) {
 	t.Parallel()
-	store := &failingStore{MemoryStore: agentrt.NewMemoryStore(), failSync: true}
+	store := &failingStore{MemoryStore: &agentrt.MemoryStore{}, failSync: true}
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("hi")), Store: store}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 	require.ErrorContains(t, err, "disk on fire")
@@ -268,7 +269,7 @@ func TestRunCancelDuringAppendEndsCancelledWithEveryResult(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store := &failingStore{MemoryStore: agentrt.NewMemoryStore()}
+	store := &failingStore{MemoryStore: &agentrt.MemoryStore{}}
 	store.onAppend = func(m agentrt.Message) {
 		if m.HasToolUse() {
 			cancel() // between the runtime's check and the store's
@@ -288,14 +289,14 @@ func TestRunCancelDuringAppendEndsCancelledWithEveryResult(t *testing.T) {
 
 func TestRunCheckerMayKeepTheRequest(t *testing.T) {
 	t.Parallel()
-	var kept []*agentrt.PermissionRequest
+	var kept []*agentrt.ToolInvocation
 	write := agentrt.NewTool("write", "Write.", func(context.Context, WriteIn) (string, error) { return "ok", nil })
 	script := agenttest.Script(agenttest.CallTools(
 		agenttest.ToolUse("write", `{"path":"a"}`), agenttest.ToolUse("write", `{"path":"b"}`)), agenttest.Reply("done"))
 	ag, store := newAgent(script, write)
-	ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		kept = append(kept, req)
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
 	_, _, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
@@ -397,7 +398,7 @@ func (s slowLoad) Load(ctx context.Context, id string) ([]agentrt.Message, error
 
 func TestRunTimeBudgetCountsFromTheLoadedSession(t *testing.T) {
 	t.Parallel()
-	store := slowLoad{agentrt.NewMemoryStore(), 50 * time.Millisecond}
+	store := slowLoad{&agentrt.MemoryStore{}, 50 * time.Millisecond}
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("quick")), Store: store,
 		Budget: agentrt.Budget{MaxDuration: 30 * time.Millisecond}}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
@@ -454,8 +455,8 @@ func (p describingPlanner) Describe() agentrt.ProviderInfo {
 func TestRunDescribePanicIsAnInvalidAgent(t *testing.T) {
 	t.Parallel()
 	for _, f := range []func(){runtime.Goexit, func() { panic("describe bug") }} {
-		ag := &agentrt.Agent{Planner: describingPlanner{agenttest.Script(agenttest.Reply("x")), f}, Store: agentrt.NewMemoryStore(),
-			Hooks: []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.DiscardHandler))}}
+		ag := &agentrt.Agent{Planner: describingPlanner{agenttest.Script(agenttest.Reply("x")), f}, Store: &agentrt.MemoryStore{},
+			Hooks: []agentrt.Hooks{agentslog.Hooks(slog.New(slog.DiscardHandler))}}
 		for range 2 {
 			events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 			require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
@@ -479,7 +480,7 @@ func (viewCompressor) Compress(_ context.Context, req *agentrt.CompressRequest) 
 func TestRunTokenCounterPanicIsContained(t *testing.T) {
 	t.Parallel()
 	for _, f := range []func(){runtime.Goexit, func() { panic("counter bug") }} {
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("x")), Store: store, Compressor: viewCompressor{},
 			TokenCounter: func([]agentrt.Message) int { f(); return 0 }}
 		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
@@ -503,7 +504,7 @@ func (panickyError) Error() string { panic("Error() bug") }
 func TestRunPanickyErrorTextIsContained(t *testing.T) {
 	t.Parallel()
 	rateLimited := &agentrt.ProviderError{Provider: "fake", StatusCode: 429, Kind: agentrt.ErrRateLimited, Err: panickyError{}}
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Fail(rateLimited), agenttest.Fail(rateLimited)), Store: store,
 		Retry: agentrt.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond}}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
@@ -531,7 +532,7 @@ func TestRunPlannerFailureBeforeCancelIsAnError(t *testing.T) {
 		}),
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Planner: agenttest.Script(step), Store: store,
 			Hooks: []agentrt.Hooks{{AfterPlan: func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { panic("after plan") }}}}
 		var done agentrt.Done

@@ -10,30 +10,15 @@ import (
 	"sync"
 )
 
-// PermissionRequest is what a [PermissionChecker] is asked about: one tool
-// call, after its input was decoded and validated. Each call gets a request
-// of its own that the runtime never changes afterwards, so a checker may
-// keep it (to answer later, say); Input and RawInput must not be modified.
-type PermissionRequest struct {
-	SessionID string
-	ToolUseID string
-	// Tool describes the tool; Tool.ReadOnly tells a write tool apart.
-	Tool ToolSpec
-	// Input is the decoded input: for a tool built by NewTool, a value of
-	// its input type, which the checker may type-assert.
-	Input any
-	// RawInput is the input as the model sent it.
-	RawInput json.RawMessage
-	// Remembered is the decision a person made earlier in this session
-	// for calls like this one (an "always", see [Decision.Always]), or
-	// nil. A checker that would ask a person may return it instead; the
-	// runtime applies it itself to a call the checker defers ([AskLater]).
-	Remembered *Decision
-}
-
-// Decision is a permission checker's answer, a plain value. The zero value
-// denies, with no reason. An Input it carries goes to the tool as it is: do
-// not modify it afterwards.
+// Decision is a permission checker's answer, a plain value:
+//
+//	agentrt.Decision{Allow: true}                   // the call runs
+//	agentrt.Decision{Allow: true, Input: fixed}     // it runs on another input
+//	agentrt.Decision{Reason: "not on Fridays"}      // it is refused; the model sees why
+//	agentrt.Decision{Pending: true}                 // a person decides later
+//
+// The zero value denies, with no reason. An Input it carries goes to the
+// tool as it is: do not modify it afterwards.
 type Decision struct {
 	// Allow lets the call run.
 	Allow bool
@@ -44,22 +29,28 @@ type Decision struct {
 	// is decoded and validated again.
 	Input any
 	// Source says who decided: "policy", "user", "remembered", "hook" or
-	// a name of the checker's choosing. It is reported in events and the
-	// session's audit records.
+	// a name of the checker's choosing; a checker that leaves it empty
+	// reports "policy". It is reported in events and the session's audit
+	// records.
 	Source string
-	// Pending, set by [AskLater], neither allows nor denies the call: a
-	// person decides later. The run stops with StopPending; see
-	// [Agent.Resume]. Allow, Reason and Input are then ignored.
+	// Pending neither allows nor denies the call: it leaves it to a
+	// person, who answers later, possibly from another process. The run
+	// records the call as pending in the session, stops with
+	// [StopPending] (its Done lists the pending calls) and releases the
+	// session; [Agent.Resume] continues it with the person's [Approval]s.
+	// Allow, Reason and Input are then ignored. A store that cannot keep
+	// records (no [RecordStore]) cannot hold a pending call: the call is
+	// then denied, saying so.
 	Pending bool
 	// Always remembers a person's decision for the rest of the session,
 	// for later calls of the same tool (of every tool with AnyTool) whose
 	// input matches Pattern: the runtime applies it, with Source
-	// "remembered", to such a call the checker defers ([AskLater]), and
-	// passes it to the checker as PermissionRequest.Remembered
+	// "remembered", to such a call the checker defers ([Decision.Pending]), and
+	// passes it to the checker as ToolInvocation.Remembered
 	// ([AskOnWrite] answers with it instead of asking). The rule is
 	// recorded in the session's permission record, so it holds on every
 	// later run of the session, in any process. A store that keeps no
-	// records (no [RecordAppender] and [RecordLoader]) keeps no rules: the
+	// records (no [RecordStore]) keeps no rules: the
 	// decision then holds for the rest of the run only.
 	Always bool
 	// AnyTool widens an Always rule to every tool.
@@ -71,25 +62,6 @@ type Decision struct {
 	Pattern string
 }
 
-// AskLater returns a decision that leaves the call to a person, who
-// answers later, possibly from another process: the run records the call
-// as pending in the session, stops with [StopPending] (its Done lists the
-// pending calls) and releases the session; [Agent.Resume] continues it
-// with the person's [Approval]s. A store that cannot keep records
-// ([RecordAppender] and [RecordLoader]) cannot hold a pending call: the
-// call is then denied, saying so.
-func AskLater() Decision { return Decision{Pending: true, Source: "policy"} }
-
-// Allow returns a decision that lets the call run.
-func Allow() Decision { return Decision{Allow: true, Source: "policy"} }
-
-// Deny returns a decision that refuses the call; the model sees reason.
-func Deny(reason string) Decision { return Decision{Reason: reason, Source: "policy"} }
-
-// AllowWithInput returns a decision that lets the call run on input instead
-// of what the model sent.
-func AllowWithInput(input any) Decision { return Decision{Allow: true, Input: input, Source: "policy"} }
-
 // PermissionChecker decides whether a tool call may run. It is called once
 // per tool call, after the input was decoded and validated, and never
 // concurrently within one run (calls of different runs may overlap, so a
@@ -97,14 +69,14 @@ func AllowWithInput(input any) Decision { return Decision{Allow: true, Input: in
 //
 // An error from Check denies the call; the model sees the error's text.
 type PermissionChecker interface {
-	Check(ctx context.Context, req *PermissionRequest) (Decision, error)
+	Check(ctx context.Context, req *ToolInvocation) (Decision, error)
 }
 
 // PermissionFunc adapts a function to a [PermissionChecker].
-type PermissionFunc func(ctx context.Context, req *PermissionRequest) (Decision, error)
+type PermissionFunc func(ctx context.Context, req *ToolInvocation) (Decision, error)
 
 // Check calls f(ctx, req).
-func (f PermissionFunc) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
+func (f PermissionFunc) Check(ctx context.Context, req *ToolInvocation) (Decision, error) {
 	return f(ctx, req)
 }
 
@@ -116,7 +88,7 @@ func AllowReadOnly() PermissionChecker { return allowReadOnly{} }
 
 type allowReadOnly struct{}
 
-func (allowReadOnly) Check(_ context.Context, req *PermissionRequest) (Decision, error) {
+func (allowReadOnly) Check(_ context.Context, req *ToolInvocation) (Decision, error) {
 	if req.Tool.ReadOnly {
 		return Decision{Allow: true, Source: "policy"}, nil
 	}
@@ -132,13 +104,13 @@ func AllowAll() PermissionChecker { return allowAll{} }
 
 type allowAll struct{}
 
-func (allowAll) Check(context.Context, *PermissionRequest) (Decision, error) {
+func (allowAll) Check(context.Context, *ToolInvocation) (Decision, error) {
 	return Decision{Allow: true, Source: "policy"}, nil
 }
 
 // AskOnWrite returns a policy that allows read-only tools and asks ask
 // about each write tool call, unless the person already answered "always"
-// for such a call in this session ([PermissionRequest.Remembered]): then
+// for such a call in this session ([ToolInvocation.Remembered]): then
 // that decision is returned without asking. ask returns the person's
 // decision; a Source left empty is reported as "user". An allowing
 // decision with Always set is remembered by the runtime for the rest of
@@ -156,7 +128,7 @@ func AskOnWrite(ask PermissionFunc) PermissionChecker {
 
 type askOnWrite struct{ ask PermissionFunc }
 
-func (a askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decision, error) {
+func (a askOnWrite) Check(ctx context.Context, req *ToolInvocation) (Decision, error) {
 	if req.Tool.ReadOnly {
 		return Decision{Allow: true, Source: "policy"}, nil
 	}
@@ -186,7 +158,7 @@ func (a askOnWrite) Check(ctx context.Context, req *PermissionRequest) (Decision
 func TerminalAsker(r io.Reader, w io.Writer) PermissionFunc {
 	br := bufio.NewReader(r)
 	var mu sync.Mutex
-	return func(ctx context.Context, req *PermissionRequest) (Decision, error) {
+	return func(ctx context.Context, req *ToolInvocation) (Decision, error) {
 		no := Decision{Source: "user", Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)}
 		mu.Lock()
 		defer mu.Unlock()

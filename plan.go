@@ -91,9 +91,9 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, 
 		return nil, LayerPlanner, nil, wrapf(perr, "planner (turn %d)", req.Turn), false
 	case perr != nil && stage == "AfterPlan":
 		// The response stands; the hook's failure is reported.
-		r.emit(HookFailed{Turn: req.Turn, Err: &HookError{Stage: stage, Index: -1, Err: perr}})
+		r.emit(hookFailedEvent(req.Turn, &hookError{Stage: stage, Index: -1, Err: perr}))
 	case perr != nil:
-		hookErr = &HookError{Stage: stage, Index: -1, Err: perr}
+		hookErr = &hookError{Stage: stage, Index: -1, Err: perr}
 	}
 	if hookErr != nil {
 		return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr), false
@@ -157,7 +157,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	}
 	count := r.agent.TokenCounter
 	if count == nil {
-		count = EstimateTokens
+		count = estimateTokens
 	}
 	creq := &CompressRequest{
 		SessionID: r.sessionID,
@@ -189,7 +189,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	r.compState = res.State
 	if res.Compaction != nil {
 		r.compact = res.Compaction
-		if ra, ok := r.p.store.(RecordAppender); ok {
+		if ra, ok := r.p.store.(RecordStore); ok {
 			if err := ra.AppendRecord(r.storeCtx(), r.sessionID, compactionRecord(res.Compaction)); err != nil {
 				return nil, wrapf(err, "record compaction")
 			}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 )
 
-// ModelRequest is what a [Planner] or [Provider] is asked: the
-// instructions, the session so far and the tools the model may call.
+// ModelRequest is what a [Planner] is asked: the instructions, the session
+// so far and the tools the model may call.
 //
 // The runtime builds a new one for every planner call and never changes it
-// afterwards, so a planner, provider or hook may keep the pointer. Messages
+// afterwards, so a planner or hook may keep the pointer. Messages
 // is a view of the session, not a copy: its elements must not be modified
 // (appending to it is safe: its capacity equals its length, and the session
 // never changes the messages it shows). Tools is built once per Agent and
@@ -40,8 +40,8 @@ type ModelRequest struct {
 	ResponseSchema json.RawMessage
 
 	// OnText, when non-nil, receives the answer's text as it streams in.
-	// It must be called on the goroutine that called Plan or Generate,
-	// before that call returns. A provider that cannot stream may ignore it;
+	// It must be called on the goroutine that called Plan, before that
+	// call returns. A planner that cannot stream may ignore it;
 	// the runtime then sees the text only in the final message.
 	OnText func(delta string)
 }
@@ -60,7 +60,7 @@ type ToolChoice struct {
 
 // ModelResponse is the next assistant message and what it cost. The
 // runtime keeps Message in the session, sharing its Blocks and Input bytes
-// (it copies them before changing anything), so a planner or provider must
+// (it copies them before changing anything), so a planner must
 // not modify or reuse them after returning the response.
 type ModelResponse struct {
 	// Message is the assistant message. Its Role is set to RoleAssistant by
@@ -120,13 +120,25 @@ func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
 // Planner decides the next step of a run: given the instructions, the
 // session and the tools, it returns the next assistant message.
 //
+// Most Planners are one call to a model API: the adapters for OpenAI (and
+// compatible servers), Anthropic and Gemini in the provider/ packages, or a
+// page of code for an in-house model server. Such a Planner sends the
+// request and returns the assistant message with the model's native tool
+// calls as tool_use blocks. If req.OnText is set and the API can stream, it
+// streams and calls OnText with each text delta. A truncated or malformed
+// stream is an error, never a partial success. Errors from the API should
+// be returned as [*ProviderError] with its Kind set, so that callers can
+// use errors.Is with [ErrRateLimited], [ErrContextLength] and the other
+// kinds. Tests use the scripted planner of package agenttest; package
+// jsonplanner drives a model without native tool calls.
+//
 // Plan is called once per turn, never concurrently for one run; a Planner
 // shared by several agents or sessions must be safe for concurrent use.
 // An error returned by Plan ends the run (after the runtime has left the
 // session valid) and is returned to the caller of Run, wrapped.
 //
-// Most programs get their Planner from [ModelPlanner]; tests use the
-// scripted planner of package agenttest.
+// Optional abilities are discovered by type assertion, as in
+// database/sql/driver: see [Describer].
 type Planner interface {
 	Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
 }
@@ -139,34 +151,6 @@ func (f PlannerFunc) Plan(ctx context.Context, req *ModelRequest) (*ModelRespons
 	return f(ctx, req)
 }
 
-// Provider is one call to a model API. Adapters for OpenAI (and compatible
-// servers), Anthropic and Gemini live in the provider/ packages; a page of
-// code adapts an in-house model server.
-//
-// Generate sends the request and returns the assistant message with its
-// native tool calls as tool_use blocks. If req.OnText is set and the API can
-// stream, Generate streams and calls OnText with each text delta. A
-// truncated or malformed stream is an error, never a partial success.
-// Errors from the API should be returned as [*ProviderError] with its Kind
-// set, so that callers can use errors.Is with [ErrRateLimited],
-// [ErrContextLength] and the other kinds.
-//
-// A Provider must be safe for concurrent use.
-//
-// Optional abilities are discovered by type assertion, as in
-// database/sql/driver: see [Describer].
-type Provider interface {
-	Generate(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
-}
-
-// ProviderFunc adapts a function to a [Provider].
-type ProviderFunc func(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
-
-// Generate calls f(ctx, req).
-func (f ProviderFunc) Generate(ctx context.Context, req *ModelRequest) (*ModelResponse, error) {
-	return f(ctx, req)
-}
-
 // ProviderInfo names a provider and its model, for logs and traces.
 type ProviderInfo struct {
 	// Name is the vendor: "openai", "anthropic", "gemini" or another.
@@ -175,34 +159,10 @@ type ProviderInfo struct {
 	Model string
 }
 
-// Describer is implemented by a [Provider] (or [Planner]) that can say
-// which vendor and model it calls. Logging and tracing use it when present.
-// An Agent calls Describe once, with the tools' Spec, before its first run;
-// a panic there makes the Agent invalid ([ErrInvalidAgent]).
+// Describer is implemented by a [Planner] that can say which vendor and
+// model it calls. Logging and tracing use it when present. An Agent calls
+// Describe once, with the tools' Spec, before its first run; a panic there
+// makes the Agent invalid ([ErrInvalidAgent]).
 type Describer interface {
 	Describe() ProviderInfo
-}
-
-// ModelPlanner returns the Planner that asks a Provider for each step: the
-// model's native tool calls become tool_use blocks. It is the Planner of
-// almost every agent.
-func ModelPlanner(p Provider) Planner {
-	if p == nil {
-		panic("agentrt: ModelPlanner: nil Provider")
-	}
-	return &modelPlanner{p: p}
-}
-
-type modelPlanner struct{ p Provider }
-
-func (m *modelPlanner) Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error) {
-	return m.p.Generate(ctx, req)
-}
-
-// Describe reports the wrapped provider's info, if it has any.
-func (m *modelPlanner) Describe() ProviderInfo {
-	if d, ok := m.p.(Describer); ok {
-		return d.Describe()
-	}
-	return ProviderInfo{}
 }

@@ -361,7 +361,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	report := func() string {
 		return fmt.Sprintf("values yielded: %s\nsession after the run:\n%s", propItems(out.items), propMsgs(after))
 	}
-	mem := agentrt.NewMemoryStore()
+	mem := &agentrt.MemoryStore{}
 	open := func() (agentrt.SessionStore, func(), error) {
 		if sc.store == "memory" {
 			return mem, func() {}, nil
@@ -527,13 +527,13 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 		newPropTool(plan, "lookup", true, 0, 0),
 		newPropTool(plan, "write", false, 0, 0),
 		big, ping,
-		agentrt.AgentTool(child, "agent", "a sub-agent", nil),
+		agentrt.AgentTool(child, "agent", "a sub-agent"),
 	}
 
 	var comp agentrt.Compressor
 	sumCalls := 0
 	var sumMu sync.Mutex
-	summarizer := &agentrt.Summarizer{Threshold: 80, Keep: 30, Provider: agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	summarizer := &agentrt.Summarizer{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		sumMu.Lock()
 		sumCalls++
 		n := sumCalls
@@ -630,7 +630,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	if strings.HasSuffix(sc.compressor, "summarizer") {
 		// Resume with a well-behaved Summarizer: it starts from the
 		// compaction recorded by the run, if any.
-		xResume(&ps, reload, sid, after, &agentrt.Summarizer{Threshold: 80, Keep: 30, Provider: agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		xResume(&ps, reload, sid, after, &agentrt.Summarizer{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed summary"))}, nil
 		})})
 	} else {
@@ -881,7 +881,7 @@ func xCheckResults(ps *propProblems, sc *xScenario, msgs []agentrt.Message, orac
 func xCheckChildren(ps *propProblems, store agentrt.SessionStore, sid string, msgs []agentrt.Message) {
 	bg := context.Background()
 	links := map[string]string{}
-	if rl, ok := store.(agentrt.RecordLoader); ok {
+	if rl, ok := store.(agentrt.RecordStore); ok {
 		recs, err := rl.LoadRecords(bg, sid)
 		if err != nil {
 			ps.add("subagent: records could not be loaded", "%v", err)

@@ -34,7 +34,7 @@ const (
 	fPanic
 	fGoexit
 	fError
-	fBlock        // checker: deny; BeforeTool: BlockCall
+	fBlock        // checker: deny; BeforeTool: return an error
 	fNil          // planner: nil response and nil error
 	fSlow         // Execute: ignore ctx, sleep past the timeout, succeed
 	fHang         // Execute: wait for ctx (only for calls with a deadline)
@@ -251,28 +251,28 @@ func (propBadSpecTool) Execute(context.Context, any) (string, error) { return ""
 // propChecker is a permission checker that allows, denies, fails, panics,
 // calls Goexit or rewrites the input, per tool_use.
 func propChecker(plan *propPlan) agentrt.PermissionChecker {
-	return agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	return agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		in, _ := req.Input.(propIn)
 		f := plan.pick("perm", in.K)
 		switch f {
 		case fPanic, fGoexit, fError:
 			return agentrt.Decision{}, plan.act("perm", in.K, f)
 		case fNone:
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
 		plan.record(propFired{Kind: "perm", Key: in.K, Mode: f})
 		switch f {
 		case fBlock:
-			return agentrt.Deny("injected denial"), nil
+			return agentrt.Decision{Reason: "injected denial"}, nil
 		case fRewrite:
 			in.RW = true
 			raw, _ := json.Marshal(in)
-			return agentrt.AllowWithInput(json.RawMessage(raw)), nil
+			return agentrt.Decision{Allow: true, Input: json.RawMessage(raw)}, nil
 		case fRewriteTyped:
 			in.RW = true
-			return agentrt.AllowWithInput(in), nil
+			return agentrt.Decision{Allow: true, Input: in}, nil
 		default: // fRewriteBad
-			return agentrt.AllowWithInput(json.RawMessage(`{"k":1}`)), nil
+			return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"k":1}`)}, nil
 		}
 	})
 }
@@ -310,7 +310,7 @@ func propHooks(plan *propPlan) agentrt.Hooks {
 			f, key := toolStage("BeforeTool", call.Input)
 			if f == fBlock {
 				plan.record(propFired{Kind: "hook:BeforeTool", Key: key, Mode: f})
-				return ctx, agentrt.BlockCall("injected block")
+				return ctx, errors.New("injected block")
 			}
 			return ctx, plan.act("hook:BeforeTool", key, f)
 		},
@@ -341,8 +341,7 @@ type propStore struct {
 var _ interface {
 	agentrt.SessionStore
 	agentrt.Locker
-	agentrt.RecordAppender
-	agentrt.RecordLoader
+	agentrt.RecordStore
 	agentrt.Syncer
 } = (*propStore)(nil)
 
@@ -400,14 +399,14 @@ func (s *propStore) AppendRecord(ctx context.Context, id string, rec agentrt.Rec
 	if n == s.failRecordAt {
 		return fmt.Errorf("record %d: %w", n, errPropStore)
 	}
-	if ra, ok := s.inner.(agentrt.RecordAppender); ok {
+	if ra, ok := s.inner.(agentrt.RecordStore); ok {
 		return ra.AppendRecord(ctx, id, rec)
 	}
 	return nil
 }
 
 func (s *propStore) LoadRecords(ctx context.Context, id string) ([]agentrt.Record, error) {
-	if rl, ok := s.inner.(agentrt.RecordLoader); ok {
+	if rl, ok := s.inner.(agentrt.RecordStore); ok {
 		return rl.LoadRecords(ctx, id)
 	}
 	return nil, nil
@@ -886,7 +885,7 @@ func propCheckHooksAndPlanner(ps *propProblems, plan *propPlan, o propOutcome) {
 	failed := map[string]int{}
 	for _, ev := range o.events() {
 		if hf, ok := ev.(agentrt.HookFailed); ok && hf.Err != nil {
-			failed[hf.Err.Stage]++
+			failed[hf.Stage]++
 		}
 	}
 	fired := map[string]int{}
@@ -912,6 +911,8 @@ func propCheckHooksAndPlanner(ps *propProblems, plan *propPlan, o propOutcome) {
 					ps.add("planner: a nil response did not end the run with Done{error} and an error", "Done %s, error %v", d.Reason, err)
 				}
 			}
+		case f.Kind == "hook:BeforeTool" && f.Mode == fError:
+			// A BeforeTool's error blocks its call; it is not a failure.
 		case strings.HasPrefix(f.Kind, "hook:") && f.Mode.stops():
 			fired[strings.TrimPrefix(f.Kind, "hook:")]++
 			firedKeys[strings.TrimPrefix(f.Kind, "hook:")] = append(firedKeys[strings.TrimPrefix(f.Kind, "hook:")], f.Key+" "+f.Mode.String())
@@ -919,8 +920,8 @@ func propCheckHooksAndPlanner(ps *propProblems, plan *propPlan, o propOutcome) {
 	}
 	for _, st := range propHookStages {
 		if st == "BeforePlan" {
-			var he *agentrt.HookError
-			if fired[st] > 0 && failed[st] == 0 && (d.Reason != agentrt.StopError || !errors.As(err, &he)) {
+			// The run's error names the hook: "agentrt: hook 0 BeforePlan: ...".
+			if fired[st] > 0 && failed[st] == 0 && (d.Reason != agentrt.StopError || err == nil || !strings.Contains(err.Error(), "BeforePlan")) {
 				ps.add("hooks: a failed BeforePlan was neither a HookFailed nor the run's error", "Done %s, error %v", d.Reason, err)
 			}
 			continue
@@ -988,7 +989,7 @@ func propItems(items []propItem) string {
 		case agentrt.ToolResult:
 			parts = append(parts, fmt.Sprintf("Result(%q err=%v)", e.Message.ToolUseID, e.Message.IsError))
 		case agentrt.HookFailed:
-			parts = append(parts, fmt.Sprintf("HookFailed(%s)", e.Err.Stage))
+			parts = append(parts, fmt.Sprintf("HookFailed(%s)", e.Stage))
 		default:
 			parts = append(parts, strings.TrimPrefix(fmt.Sprintf("%T", e), "agentrt."))
 		}

@@ -475,7 +475,7 @@ func propRunOne(sc *propScenario, dir, sid string) (propProblems, func() string,
 		ps.add(key, format, args...)
 		mu.Unlock()
 	}
-	mem := agentrt.NewMemoryStore()
+	mem := &agentrt.MemoryStore{}
 	ctx, cancelCause := context.WithCancelCause(context.Background())
 	defer cancelCause(nil)
 	cancel := func() {
@@ -841,7 +841,7 @@ func TestRunPropertyChecksCatchBreakage(t *testing.T) {
 
 	// A real run on a store that silently drops one append.
 	for drop := 2; drop <= 4; drop++ {
-		store := &propStore{inner: agentrt.NewMemoryStore(), dropAt: drop}
+		store := &propStore{inner: &agentrt.MemoryStore{}, dropAt: drop}
 		plan := newPropPlan(1, nil)
 		ag := &agentrt.Agent{
 			Tools:      []agentrt.Tool{newPropTool(plan, "lookup", true, 0, 0)},

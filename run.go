@@ -77,7 +77,7 @@ type run struct {
 	// are allocated.
 	reqs    [2]ModelRequest
 	nreq    int
-	preqs   [2]PermissionRequest
+	preqs   [2]ToolInvocation
 	npreq   int
 	histBuf [5]Message      // a new session's first messages
 	sctx    context.Context // the context of store writes
@@ -334,13 +334,13 @@ func (r *run) newRequest() *ModelRequest {
 	return new(ModelRequest)
 }
 
-// newPermissionRequest returns a PermissionRequest no one else has seen.
-func (r *run) newPermissionRequest() *PermissionRequest {
+// newPermissionRequest returns a ToolInvocation no one else has seen.
+func (r *run) newPermissionRequest() *ToolInvocation {
 	if r.npreq < len(r.preqs) {
 		r.npreq++
 		return &r.preqs[r.npreq-1]
 	}
-	return new(PermissionRequest)
+	return new(ToolInvocation)
 }
 
 // storeCtx is the context of store writes. Writes keep the session valid,
@@ -385,8 +385,8 @@ func (r *run) appendResult(c *call) error {
 	return r.append(c.result)
 }
 
-func (r *run) record(kind string, v any) error {
-	ra, ok := r.p.store.(RecordAppender)
+func (r *run) record(kind RecordKind, v any) error {
+	ra, ok := r.p.store.(RecordStore)
 	if !ok {
 		return nil
 	}
@@ -414,7 +414,7 @@ func (r *run) loadCompaction() error {
 	if r.agent.Compressor == nil || len(r.l.history) == 0 {
 		return nil
 	}
-	rl, ok := r.p.store.(RecordLoader)
+	rl, ok := r.p.store.(RecordStore)
 	if !ok {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 
 func TestMemoryStoreConformance(t *testing.T) {
 	t.Parallel()
-	agenttest.TestStore(t, func(*testing.T) agentrt.SessionStore { return agentrt.NewMemoryStore() })
+	agenttest.TestStore(t, func(*testing.T) agentrt.SessionStore { return &agentrt.MemoryStore{} })
 }
 
 func TestJSONLStoreConformance(t *testing.T) {
@@ -42,4 +42,12 @@ func newJSONLStore(t testing.TB, opts *agentrt.JSONLOptions) *agentrt.JSONLStore
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
+}
+
+// allRecords returns the session's records, as the runtime loads them.
+func allRecords(t *testing.T, s agentrt.RecordStore, id string) []agentrt.Record {
+	t.Helper()
+	recs, err := s.LoadRecords(t.Context(), id)
+	require.NoError(t, err)
+	return recs
 }

@@ -7,23 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 )
-
-// RecordSubAgent links a parent session to the child session of an agent
-// tool call: {"tool_use_id", "agent", "session_id"}.
-const RecordSubAgent = "subagent"
-
-// AgentToolOptions configures [AgentTool]. The zero value is ready to use.
-type AgentToolOptions struct {
-	// OwnPermission makes the sub-agent use its own Permission checker.
-	// By default its tool calls go through the parent run's checker, so
-	// that a user who approves writes approves them all in one place.
-	OwnPermission bool
-	// Timeout bounds the whole sub-agent run; 0 means the parent's
-	// ToolTimeout, if any.
-	Timeout time.Duration
-}
 
 // AgentTool wraps an Agent as a Tool, so that a coordinating agent can
 // delegate a task to a specialist with its own instructions, tools and
@@ -35,16 +19,23 @@ type AgentToolOptions struct {
 // cancels the child. The result is the child's final answer; a child run
 // that fails or stops at a limit gives an is_error result.
 //
-// The tool is read-only when every tool of the child is.
-func AgentTool(child *Agent, name, description string, opts *AgentToolOptions) Tool {
+// The child's tool calls go through the parent run's permission checker,
+// so that a user who approves writes approves them all in one place,
+// unless the child has a Permission of its own.
+//
+// The tool is read-only when every tool of the child is, or with
+// [ReadOnly]. [WithTimeout] bounds each sub-agent run; without it the
+// parent's ToolTimeout, if any, does.
+func AgentTool(child *Agent, name, description string, opts ...ToolOption) Tool {
 	if !toolNameRE.MatchString(name) {
 		panic(fmt.Sprintf("agentrt: AgentTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
 	}
 	if child == nil {
 		panic("agentrt: AgentTool: nil Agent")
 	}
-	if opts == nil {
-		opts = &AgentToolOptions{}
+	var o toolOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
 	readOnly := true
 	for _, t := range child.Tools {
@@ -57,15 +48,13 @@ func AgentTool(child *Agent, name, description string, opts *AgentToolOptions) T
 	node, _ := parseSchema(schema)
 	return &agentTool{
 		child: child,
-		opts:  *opts,
 		node:  node,
-		spec:  ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: readOnly, Timeout: opts.Timeout},
+		spec:  ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: readOnly || o.readOnly, Timeout: o.timeout},
 	}
 }
 
 type agentTool struct {
 	child *Agent
-	opts  AgentToolOptions
 	spec  ToolSpec
 	node  *schemaNode
 }
@@ -104,7 +93,7 @@ func (t *agentTool) Execute(ctx context.Context, input any) (string, error) {
 	var opts runOptions
 	if call != nil {
 		sessionID = childSessionID(call.r.sessionID, t.spec.Name, call.c.use.ID)
-		if !t.opts.OwnPermission {
+		if t.child.Permission == nil {
 			opts.permission = call.r.permission
 		}
 		if err := call.link(sessionID); err != nil {
@@ -163,7 +152,7 @@ func (tc *toolCallCtx) forward(ev Event) {
 
 func (tc *toolCallCtx) link(sessionID string) error {
 	data, _ := json.Marshal(map[string]string{"tool_use_id": tc.c.use.ID, "agent": tc.c.use.Name, "session_id": sessionID})
-	if ra, ok := tc.r.p.store.(RecordAppender); ok {
+	if ra, ok := tc.r.p.store.(RecordStore); ok {
 		return ra.AppendRecord(tc.r.storeCtx(), tc.r.sessionID, Record{Kind: RecordSubAgent, Data: data})
 	}
 	return nil

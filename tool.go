@@ -69,7 +69,6 @@ type ToolOption func(*toolOptions)
 type toolOptions struct {
 	readOnly bool
 	timeout  time.Duration
-	schema   json.RawMessage
 }
 
 // ReadOnly marks the tool as free of side effects: it may run concurrently
@@ -82,13 +81,6 @@ func ReadOnly() ToolOption { return func(o *toolOptions) { o.readOnly = true } }
 // tool that ignores its context and returns later still gets that result:
 // its late output is discarded. Run waits for it to return all the same.
 func WithTimeout(d time.Duration) ToolOption { return func(o *toolOptions) { o.timeout = d } }
-
-// WithSchema replaces the schema that [NewTool] reflects from its input type
-// with a hand-written one. The input is checked against it, then decoded
-// into the Go type and validated by its tags.
-func WithSchema(schema json.RawMessage) ToolOption {
-	return func(o *toolOptions) { o.schema = schema }
-}
 
 var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
@@ -138,9 +130,7 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // 3.0 is accepted for an integer, an input object sent as a JSON-encoded
 // string is unwrapped, and null for an optional field counts as absent.
 //
-// [WithSchema] replaces the reflected schema; the input is then checked
-// against that schema (keywords outside the list above are shown but not
-// enforced), decoded into In and validated by its tags.
+// For a hand-written schema, use [NewRawTool].
 //
 // The result of fn is given to the model as is if Out is a string, as
 // content if Out is a [Block] or []Block (an image, a document, several
@@ -171,16 +161,10 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 	if st.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("agentrt: NewTool %q: input type %v is not a struct", name, inType))
 	}
-	schema := o.schema
+	schema, err := reflectInputSchema(st)
 	var node *schemaNode
-	var err error
-	if schema == nil {
-		schema, err = reflectInputSchema(st)
-		if err == nil {
-			node, err = compileSchema(schema, true)
-		}
-	} else {
-		node, err = parseSchema(schema)
+	if err == nil {
+		node, err = compileSchema(schema, true)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
@@ -305,9 +289,6 @@ func NewRawTool(name, description string, schema json.RawMessage, fn func(contex
 	var o toolOptions
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if o.schema != nil {
-		schema = o.schema
 	}
 	node, err := parseSchema(schema)
 	if err != nil {

@@ -11,28 +11,6 @@ import (
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
-// Trace records: how long each planner and tool call took, how it ended,
-// and which layer ended the run. The runtime appends them to stores that
-// keep records ([RecordAppender]) as the run goes, one per turn and one at
-// the end of the run; docs/jsonl-format.md documents their fields and the
-// timeline package reads them.
-const (
-	// RecordTurn is the trace of one turn, written when the turn is over
-	// (before the next planner call; a store that syncs gets the model
-	// call apart, before any tool runs, in a record of the same turn
-	// without tool_calls): {"turn", "model_call": {"start",
-	// "duration_ms", "provider", "model", "ttft_ms", "retries", "messages",
-	// "tokens", "compaction_up_to", "usage", "finish", "error", "layer",
-	// "trace_id", "span_id"}, "tool_calls": [{"tool_use_id", "tool",
-	// "start", "duration_ms", "outcome", "trace_id", "span_id"}]}.
-	RecordTurn = "turn"
-	// RecordRun is the end of a run: {"start", "end", "duration_ms",
-	// "reason", "layer", "turns", "usage", "error", "trace_id", "span_id",
-	// "last_turn"}; last_turn is the trace of the turn the run ended in,
-	// as in a RecordTurn record.
-	RecordRun = "run"
-)
-
 // WithTraceSpan returns a copy of ctx that carries the ids of the
 // tracing span it runs in, as hex strings. A hook (agentotel's) returns it
 // from OnRunStart, BeforePlan or BeforeTool, and the runtime writes the
@@ -55,7 +33,7 @@ func spanOf(ctx context.Context) *spanIDs {
 
 // tracer is the trace state of one run.
 type tracer struct {
-	ra    RecordAppender // the store; nil when it keeps no records
+	ra    RecordStore // the store; nil when it keeps no records
 	start time.Time
 	span  *spanIDs // of the current planner call
 	// The current planner call.
@@ -116,7 +94,7 @@ func (t *tracer) keep(data []byte) []byte {
 // traceStart begins the run's trace.
 func (r *run) traceStart() {
 	t := &r.tr
-	ra, ok := r.p.store.(RecordAppender)
+	ra, ok := r.p.store.(RecordStore)
 	if !ok {
 		t.off = true
 		if len(r.p.hooks) > 0 {
@@ -157,7 +135,7 @@ func (r *run) tracePlan(view, full []Message) {
 		if t.estN > len(full) {
 			t.estN, t.est = 0, 0
 		}
-		t.est += EstimateTokens(full[t.estN:])
+		t.est += estimateTokens(full[t.estN:])
 		t.estN = len(full)
 		t.tokens = t.est
 	} else {
@@ -379,7 +357,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // the store refuses does not change the run (a broken store fails the
 // next message append, which stops the run).
 // data is copied: the store keeps the copy.
-func (r *run) appendTrace(kind string, data []byte) {
+func (r *run) appendTrace(kind RecordKind, data []byte) {
 	_ = r.tr.ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
 }
 

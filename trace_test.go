@@ -32,7 +32,7 @@ func traceRecords(t *testing.T, s *agentrt.MemoryStore, id string) (model, tool 
 			tool = append(tool, c.(map[string]any))
 		}
 	}
-	for _, r := range s.Records(id) {
+	for _, r := range allRecords(t, s, id) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(r.Data, &m), "%s: %s", r.Kind, r.Data)
 		switch r.Kind {
@@ -72,7 +72,7 @@ func TestTraceRecords(t *testing.T) {
 			return agentrt.WithTraceSpan(ctx, "trace1", "tool-"+call.ToolUseID), nil
 		},
 	}
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Tools: []agentrt.Tool{addTool(), slow, boom}, Store: store, Hooks: []agentrt.Hooks{spans},
 		MaxParallelTools: 1,
@@ -165,7 +165,7 @@ func TestTraceRecordsOfFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			store := agentrt.NewMemoryStore()
+			store := &agentrt.MemoryStore{}
 			tc.ag.Store = store
 			_, _ = agenttest.Collect(tc.ag.Run(context.Background(), "s", "go"))
 			model, tool, run := traceRecords(t, store, "s")
@@ -189,7 +189,7 @@ func TestTraceRecordsOfALongRun(t *testing.T) {
 		))
 	}
 	steps = append(steps, agenttest.Reply("done"))
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, MaxTurns: 100, Planner: agenttest.Script(steps...)}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 	require.NoError(t, err)

@@ -58,7 +58,7 @@ func TestSpans(t *testing.T) {
 		agenttest.CallTool("fail", `{}`),
 		agenttest.Reply("done").WithUsage(agentrt.Usage{InputTokens: 20, OutputTokens: 5}),
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Name: "calc", Tools: []agentrt.Tool{add, fail}, Planner: describedScript{script}, Store: store,
 		Hooks: []agentrt.Hooks{agentotel.Hooks(tp)}}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "sess-1", "1+2"))
@@ -107,7 +107,9 @@ func TestSpans(t *testing.T) {
 
 	// The session's trace records name the spans.
 	ids := map[string]string{} // span id → the record that names it
-	for _, r := range store.Records("sess-1") {
+	recs, err := store.LoadRecords(t.Context(), "sess-1")
+	require.NoError(t, err)
+	for _, r := range recs {
 		var rec struct {
 			TraceID   string `json:"trace_id"`
 			SpanID    string `json:"span_id"`
@@ -122,7 +124,7 @@ func TestSpans(t *testing.T) {
 			} `json:"tool_calls"`
 		}
 		require.NoError(t, json.Unmarshal(r.Data, &rec))
-		ids[rec.SpanID] = r.Kind
+		ids[rec.SpanID] = string(r.Kind)
 		ids[rec.ModelCall.SpanID] = "model_call"
 		for _, c := range rec.ToolCalls {
 			ids[c.SpanID] = c.ID

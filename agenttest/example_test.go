@@ -23,7 +23,7 @@ func ExampleScript() {
 		agenttest.CallTool("add", `{"a":2,"b":40}`),
 		agenttest.Reply("42"),
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{add}, Planner: script, Store: store,
 		Retry: agentrt.RetryPolicy{BaseDelay: 1, MaxDelay: 1}}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s", "2+40?"))
@@ -52,7 +52,7 @@ func ExampleReplay() {
 	}) (string, error) {
 		return "rainy", nil // the tool changed since the recording
 	}, agentrt.ReadOnly())
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{weather}, Planner: agenttest.Replay(recorded), Store: store}
 	for range ag.Run(context.Background(), "s", recorded[0].Content) {
 	}
@@ -73,7 +73,7 @@ func ExampleReplay() {
 func ExampleTestStore() {
 	_ = func(t *testing.T) {
 		agenttest.TestStore(t, func(t *testing.T) agentrt.SessionStore {
-			return agentrt.NewMemoryStore() // yours: a Postgres or Redis store
+			return &agentrt.MemoryStore{} // yours: a Postgres or Redis store
 		})
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // Scenarios of [TestProvider]. For each, the adapter's test returns a
-// Provider wired to a replay server that answers as the scenario says, or
+// planner wired to a replay server that answers as the scenario says, or
 // nil when the adapter cannot play it (the scenario is then skipped).
 const (
 	// ScenarioText: a plain text answer, not streamed.
@@ -112,9 +112,9 @@ func ConformanceRequest() *agentrt.ModelRequest {
 	}
 }
 
-// TestProvider is the conformance suite of [agentrt.Provider]
-// implementations. newProvider returns, for a scenario name (the Scenario
-// constants), a Provider that talks to a server answering as the scenario
+// TestProvider is the conformance suite of provider adapters (the
+// [agentrt.Planner]s that call a model API). newProvider returns, for a scenario name (the Scenario
+// constants), an adapter that talks to a server answering as the scenario
 // says, or nil to skip it. Each scenario runs as a subtest.
 //
 // It checks what the runtime relies on: a well-formed assistant message
@@ -131,9 +131,9 @@ func ConformanceRequest() *agentrt.ModelRequest {
 // blocks of their own (Provider set) that survive the session's JSON form
 // and can be sent again. What goes on the wire is the adapter's to check
 // in its own tests, against its replay server's requests.
-func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) agentrt.Provider) {
+func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) agentrt.Planner) {
 	t.Helper()
-	run := func(name string, f func(t *testing.T, p agentrt.Provider)) {
+	run := func(name string, f func(t *testing.T, p agentrt.Planner)) {
 		t.Run(name, func(t *testing.T) {
 			p := newProvider(t, name)
 			if p == nil {
@@ -144,16 +144,16 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 	}
 	ctx := context.Background()
 
-	text := func(stream bool) func(t *testing.T, p agentrt.Provider) {
-		return func(t *testing.T, p agentrt.Provider) {
+	text := func(stream bool) func(t *testing.T, p agentrt.Planner) {
+		return func(t *testing.T, p agentrt.Planner) {
 			req := ConformanceRequest()
 			var deltas []string
 			if stream {
 				req.OnText = func(d string) { deltas = append(deltas, d) }
 			}
-			resp, err := p.Generate(ctx, req)
+			resp, err := p.Plan(ctx, req)
 			if err != nil {
-				t.Fatalf("Generate: %v", err)
+				t.Fatalf("Plan: %v", err)
 			}
 			checkMessage(t, resp)
 			if resp.Message.Text() == "" {
@@ -175,15 +175,15 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 			}
 		}
 	}
-	tools := func(stream bool, min int) func(t *testing.T, p agentrt.Provider) {
-		return func(t *testing.T, p agentrt.Provider) {
+	tools := func(stream bool, min int) func(t *testing.T, p agentrt.Planner) {
+		return func(t *testing.T, p agentrt.Planner) {
 			req := ConformanceRequest()
 			if stream {
 				req.OnText = func(string) {}
 			}
-			resp, err := p.Generate(ctx, req)
+			resp, err := p.Plan(ctx, req)
 			if err != nil {
-				t.Fatalf("Generate: %v", err)
+				t.Fatalf("Plan: %v", err)
 			}
 			checkMessage(t, resp)
 			uses := resp.Message.ToolUses()
@@ -195,15 +195,15 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 			}
 		}
 	}
-	wantErr := func(kind error) func(t *testing.T, p agentrt.Provider) {
-		return func(t *testing.T, p agentrt.Provider) {
+	wantErr := func(kind error) func(t *testing.T, p agentrt.Planner) {
+		return func(t *testing.T, p agentrt.Planner) {
 			req := ConformanceRequest()
 			if kind == agentrt.ErrBadResponse {
 				req.OnText = func(string) {}
 			}
-			resp, err := p.Generate(ctx, req)
+			resp, err := p.Plan(ctx, req)
 			if err == nil {
-				t.Fatalf("Generate succeeded (%v), want an error of kind %v", resp.Message, kind)
+				t.Fatalf("Plan succeeded (%v), want an error of kind %v", resp.Message, kind)
 			}
 			if !errors.Is(err, kind) {
 				t.Errorf("error %q: errors.Is(err, %q) is false", err, kind)
@@ -227,15 +227,15 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 	run(ScenarioAuthError, wantErr(agentrt.ErrAuth))
 	run(ScenarioContextLength, wantErr(agentrt.ErrContextLength))
 	run(ScenarioTruncatedStream, wantErr(agentrt.ErrBadResponse))
-	content := func(req func() *agentrt.ModelRequest) func(t *testing.T, p agentrt.Provider) {
-		return func(t *testing.T, p agentrt.Provider) {
-			resp, err := p.Generate(ctx, req())
+	content := func(req func() *agentrt.ModelRequest) func(t *testing.T, p agentrt.Planner) {
+		return func(t *testing.T, p agentrt.Planner) {
+			resp, err := p.Plan(ctx, req())
 			if errors.Is(err, agentrt.ErrUnsupportedContent) {
 				t.Logf("the provider declares it cannot take this content: %v", err)
 				return
 			}
 			if err != nil {
-				t.Fatalf("Generate: %v (a provider that cannot take the content must say so with agentrt.ErrUnsupportedContent)", err)
+				t.Fatalf("Plan: %v (a provider that cannot take the content must say so with agentrt.ErrUnsupportedContent)", err)
 			}
 			checkMessage(t, resp)
 			if resp.Message.Text() == "" && !resp.Message.HasToolUse() {
@@ -245,23 +245,23 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 	}
 	run(ScenarioImageInput, content(ImageRequest))
 	run(ScenarioImageToolResult, content(ImageToolResultRequest))
-	run(ScenarioUnsupportedContent, func(t *testing.T, p agentrt.Provider) {
+	run(ScenarioUnsupportedContent, func(t *testing.T, p agentrt.Planner) {
 		req := ConformanceRequest()
 		last := &req.Messages[len(req.Messages)-1]
 		last.Blocks = []agentrt.Block{agentrt.DocumentBlock("data.bin", UnsupportedMediaType, []byte{1, 2, 3})}
-		resp, err := p.Generate(ctx, req)
+		resp, err := p.Plan(ctx, req)
 		if err == nil {
-			t.Fatalf("Generate succeeded (%v): a document of type %s was dropped or sent, not refused", resp.Message, UnsupportedMediaType)
+			t.Fatalf("Plan succeeded (%v): a document of type %s was dropped or sent, not refused", resp.Message, UnsupportedMediaType)
 		}
 		if !errors.Is(err, agentrt.ErrUnsupportedContent) {
 			t.Errorf("error %q: errors.Is(err, agentrt.ErrUnsupportedContent) is false", err)
 		}
 	})
-	run(ScenarioThinkingRoundTrip, func(t *testing.T, p agentrt.Provider) {
+	run(ScenarioThinkingRoundTrip, func(t *testing.T, p agentrt.Planner) {
 		req := ConformanceRequest()
-		resp, err := p.Generate(ctx, req)
+		resp, err := p.Plan(ctx, req)
 		if err != nil {
-			t.Fatalf("Generate: %v", err)
+			t.Fatalf("Plan: %v", err)
 		}
 		checkMessage(t, resp)
 		var thinking *agentrt.Block
@@ -301,22 +301,22 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 		for _, u := range uses {
 			follow.Messages = append(follow.Messages, agentrt.NewToolResult(u.ID, "21C", false))
 		}
-		resp2, err := p.Generate(ctx, follow)
+		resp2, err := p.Plan(ctx, follow)
 		if err != nil {
-			t.Fatalf("follow-up Generate: %v", err)
+			t.Fatalf("follow-up Plan: %v", err)
 		}
 		checkMessage(t, resp2)
 	})
-	run(ScenarioStalledStream, func(t *testing.T, p agentrt.Provider) {
+	run(ScenarioStalledStream, func(t *testing.T, p agentrt.Planner) {
 		// A safety net only: a conforming provider returns long before.
-		ctx, cancel := context.WithTimeoutCause(ctx, 30*time.Second, errors.New("Generate did not return after cancellation"))
+		ctx, cancel := context.WithTimeoutCause(ctx, 30*time.Second, errors.New("Plan did not return after cancellation"))
 		defer cancel()
 		ctx, stop := context.WithCancel(ctx)
 		req := ConformanceRequest()
 		req.OnText = func(string) { stop() }
-		_, err := p.Generate(ctx, req)
+		_, err := p.Plan(ctx, req)
 		if err == nil {
-			t.Fatal("Generate succeeded on a stalled stream that was cancelled")
+			t.Fatal("Plan succeeded on a stalled stream that was cancelled")
 		}
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("error %q does not wrap context.Canceled", err)
@@ -327,7 +327,7 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 func checkMessage(t *testing.T, resp *agentrt.ModelResponse) {
 	t.Helper()
 	if resp == nil {
-		t.Fatal("Generate returned a nil response and no error")
+		t.Fatal("Plan returned a nil response and no error")
 	}
 	m := resp.Message
 	if m.Role != agentrt.RoleAssistant {

@@ -1,8 +1,8 @@
 // Package agenttest is what a user needs to test an agent without a
 // network, in the spirit of net/http/httptest and testing/fstest: a
-// scripted planner (also usable as a Provider) that records what it was
-// asked, helpers to collect events and check the runtime's invariants, and
-// conformance suites for SessionStore and Provider implementations.
+// scripted planner that records what it was asked, helpers to collect
+// events and check the runtime's invariants, and conformance suites for
+// SessionStore implementations and provider adapters.
 package agenttest
 
 import (
@@ -128,9 +128,9 @@ func Func(fn func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.Mode
 	}}
 }
 
-// Planner is a scripted planner: each call to Plan plays the next step.
-// It is also a [agentrt.Provider] (Generate plays the next step too), so it
-// can stand in for a model behind ModelPlanner or a planner of its own.
+// Planner is a scripted planner: each call to Plan plays the next step, so
+// it stands in for a model (a provider adapter) in an Agent, a Summarizer
+// or a planner built on another, such as jsonplanner's.
 //
 // It records every request it receives; Requests returns them. It is safe
 // for concurrent use, but a script is meant for one run at a time.
@@ -142,10 +142,7 @@ type Planner struct {
 	requests []agentrt.ModelRequest
 }
 
-var (
-	_ agentrt.Planner  = (*Planner)(nil)
-	_ agentrt.Provider = (*Planner)(nil)
-)
+var _ agentrt.Planner = (*Planner)(nil)
 
 // Script returns a Planner that plays steps in order.
 func Script(steps ...Step) *Planner { return &Planner{steps: steps} }
@@ -168,11 +165,6 @@ func (p *Planner) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt
 		resp.Usage = s.usage
 	}
 	return resp, err
-}
-
-// Generate is Plan, so that a Planner can serve as an agentrt.Provider.
-func (p *Planner) Generate(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-	return p.Plan(ctx, req)
 }
 
 // nextID returns the next id "call_N" that no tool_use of the session in

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // maxSessionIDLen is the longest session id agentrt accepts (see
@@ -41,8 +42,8 @@ const maxSessionIDLen = 128
 //     so that sessions can move between stores; unusual valid ids work and
 //     do not collide;
 //   - List: one entry per session, with message count, title (as
-//     [agentrt.Title]), created and updated times, most recently updated
-//     first;
+//     [agentrt.SessionInfo.Title] says), created and updated times, most
+//     recently updated first;
 //   - Delete: the session is gone, deleting it again is not an error;
 //   - appends from many goroutines, to different sessions and to one
 //     session, lose nothing and keep each goroutine's order (run with -race);
@@ -50,8 +51,9 @@ const maxSessionIDLen = 128
 //     session fails at once with [agentrt.ErrSessionBusy], other sessions
 //     are not affected, unlock releases (and a second unlock call does
 //     nothing), and of many concurrent Locks exactly one wins;
-//   - if it implements [agentrt.RecordAppender]: records are kept apart
-//     from messages (Load and List do not see them);
+//   - if it implements [agentrt.RecordStore]: records are kept apart
+//     from messages (Load and List do not see them), and LoadRecords
+//     returns them in append order, unknown kinds included;
 //   - if it implements [agentrt.Syncer]: Sync works on existing and missing
 //     sessions.
 func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
@@ -71,7 +73,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 		{"ConcurrentSessions", testConcurrentSessions},
 		{"ConcurrentAppendsOneSession", testConcurrentOneSession},
 		{"Locker", testLocker},
-		{"RecordAppender", testRecordAppender},
+		{"RecordStore", testRecordStore},
 		{"Syncer", testSyncer},
 	}
 	for _, tt := range tests {
@@ -257,7 +259,7 @@ func testInvalidIDs(t *testing.T, s agentrt.SessionStore) {
 				unlock()
 			}
 		}
-		if ra, ok := s.(agentrt.RecordAppender); ok {
+		if ra, ok := s.(agentrt.RecordStore); ok {
 			check("AppendRecord", ra.AppendRecord(ctx, id, agentrt.Record{Kind: agentrt.RecordUsage, Data: json.RawMessage(`{}`)}))
 		}
 		if sy, ok := s.(agentrt.Syncer); ok {
@@ -338,7 +340,7 @@ func testList(t *testing.T, s agentrt.SessionStore) {
 		if info.Messages != len(msgs) {
 			t.Errorf("%s: Messages = %d, want %d", info.ID, info.Messages, len(msgs))
 		}
-		if want := agentrt.Title(msgs); info.Title != want {
+		if want := sessionTitle(msgs); info.Title != want {
 			t.Errorf("%s: Title = %q, want %q", info.ID, info.Title, want)
 		}
 		if info.Created.IsZero() || info.Updated.IsZero() {
@@ -573,25 +575,41 @@ func testLocker(t *testing.T, s agentrt.SessionStore) {
 	lock("contended")()
 }
 
-func testRecordAppender(t *testing.T, s agentrt.SessionStore) {
-	ra, ok := s.(agentrt.RecordAppender)
+func testRecordStore(t *testing.T, s agentrt.SessionStore) {
+	ra, ok := s.(agentrt.RecordStore)
 	if !ok {
-		t.Skip("the store does not implement agentrt.RecordAppender")
+		t.Skip("the store does not implement agentrt.RecordStore")
 	}
 	ctx := t.Context()
 	msgs := sampleMessages()[:4]
 	mustAppend(t, s, "rec", msgs[:3]...)
-	for _, rec := range []agentrt.Record{
+	recs := []agentrt.Record{
 		{Kind: agentrt.RecordPermission, Data: json.RawMessage(`{"tool_use_id":"call_1","tool":"add","allow":true,"source":"policy"}`)},
 		{Kind: agentrt.RecordUsage, Data: json.RawMessage(`{"turn":1,"usage":{"input_tokens":10,"output_tokens":5}}`)},
 		{Kind: "x-future-kind", Data: json.RawMessage(`{"anything":[1,2,3]}`)},
-	} {
+	}
+	for _, rec := range recs {
 		if err := ra.AppendRecord(ctx, "rec", rec); err != nil {
 			t.Fatalf("AppendRecord(%s): %v", rec.Kind, err)
 		}
 	}
 	mustAppend(t, s, "rec", msgs[3])
 	checkMessages(t, "Load with records", msgs, mustLoad(t, s, "rec"))
+	got, err := ra.LoadRecords(ctx, "rec")
+	if err != nil {
+		t.Fatalf("LoadRecords: %v", err)
+	}
+	if len(got) != len(recs) {
+		t.Fatalf("LoadRecords returned %d records, want the %d appended", len(got), len(recs))
+	}
+	for i, rec := range recs {
+		if got[i].Kind != rec.Kind || !sameJSON(got[i].Data, rec.Data) {
+			t.Errorf("LoadRecords[%d] = %s %s, want %s %s (records in append order, unknown kinds kept)", i, got[i].Kind, got[i].Data, rec.Kind, rec.Data)
+		}
+	}
+	if missing, err := ra.LoadRecords(ctx, "no-records"); err != nil || len(missing) != 0 {
+		t.Errorf("LoadRecords of a missing session = %v, %v; want no records and no error", missing, err)
+	}
 	// A session with only records is allowed, and has no messages.
 	if err := ra.AppendRecord(ctx, "records-only", agentrt.Record{Kind: agentrt.RecordUsage, Data: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("AppendRecord: %v", err)
@@ -622,4 +640,15 @@ func testSyncer(t *testing.T, s agentrt.SessionStore) {
 		t.Errorf("Sync of a missing session: %v", err)
 	}
 	checkMessages(t, "Load after Sync", []agentrt.Message{agentrt.NewUserMessage("x")}, mustLoad(t, s, "synced"))
+}
+
+// sessionTitle is the title SessionInfo.Title documents: the first user
+// message's Content on one line, cut to 60 characters.
+func sessionTitle(msgs []agentrt.Message) string {
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleUser {
+			return textcut.Title(m.Content)
+		}
+	}
+	return ""
 }

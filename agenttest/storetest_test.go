@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // TestStore must pass a correct store and fail each broken one, in the
@@ -34,16 +35,17 @@ func TestTestStoreCatchesBrokenStores(t *testing.T) {
 	for fault, failing := range map[string][]string{
 		"":                {},
 		"no-lock":         {}, // Locker is optional: its subtest is skipped
-		"reverse":         {"AppendLoad", "LoadIsSnapshot", "ConcurrentSessions", "ConcurrentAppendsOneSession", "RecordAppender"},
+		"reverse":         {"AppendLoad", "LoadIsSnapshot", "ConcurrentSessions", "ConcurrentAppendsOneSession", "RecordStore"},
 		"lose-is-error":   {"AppendLoad"},
 		"compact-input":   {},
-		"reorder-input":   {"AppendLoad", "RecordAppender"},
+		"reorder-input":   {"AppendLoad", "RecordStore"},
 		"alias-load":      {"LoadIsSnapshot"},
 		"missing-error":   {"LoadMissing", "List", "Delete"},
 		"no-validation":   {"InvalidIDs"},
 		"list-ascending":  {"List", "ListOrder"},
 		"long-title":      {"List"},
-		"count-all":       {"RecordAppender"},
+		"count-all":       {"RecordStore"},
+		"records-lost":    {"RecordStore"},
 		"delete-noop":     {"Delete"},
 		"lock-never-busy": {"Locker"},
 		"lock-no-release": {"Locker"},
@@ -96,7 +98,7 @@ func TestStoreSuiteChild(t *testing.T) {
 	})
 }
 
-// faultyStore is a small, correct SessionStore, Locker and RecordAppender,
+// faultyStore is a small, correct SessionStore, Locker and RecordStore,
 // but for the one fault it is told to have.
 type faultyStore struct {
 	fault    string
@@ -107,7 +109,7 @@ type faultyStore struct {
 
 type faultySession struct {
 	msgs             []agentrt.Message
-	records          int
+	records          []agentrt.Record
 	created, updated time.Time
 }
 
@@ -182,9 +184,9 @@ func (s *faultyStore) List(context.Context) ([]agentrt.SessionInfo, error) {
 	defer s.mu.Unlock()
 	var infos []agentrt.SessionInfo
 	for id, ss := range s.sessions {
-		info := agentrt.SessionInfo{ID: id, Created: ss.created, Updated: ss.updated, Messages: len(ss.msgs), Title: agentrt.Title(ss.msgs)}
+		info := agentrt.SessionInfo{ID: id, Created: ss.created, Updated: ss.updated, Messages: len(ss.msgs), Title: firstUserTitle(ss.msgs)}
 		if s.fault == "count-all" {
-			info.Messages += ss.records
+			info.Messages += len(ss.records)
 		}
 		if s.fault == "long-title" {
 			for _, m := range ss.msgs {
@@ -260,7 +262,7 @@ func (s *faultyStore) Lock(_ context.Context, id string) (func(), error) {
 	}, nil
 }
 
-func (s *faultyStore) AppendRecord(_ context.Context, id string, _ agentrt.Record) error {
+func (s *faultyStore) AppendRecord(_ context.Context, id string, rec agentrt.Record) error {
 	if err := s.check(id); err != nil {
 		return err
 	}
@@ -271,13 +273,26 @@ func (s *faultyStore) AppendRecord(_ context.Context, id string, _ agentrt.Recor
 		ss = &faultySession{created: time.Now(), updated: time.Now()}
 		s.sessions[id] = ss
 	}
-	ss.records++
+	ss.records = append(ss.records, rec)
 	return nil
+}
+
+func (s *faultyStore) LoadRecords(_ context.Context, id string) ([]agentrt.Record, error) {
+	if err := s.check(id); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[id]
+	if ss == nil || s.fault == "records-lost" {
+		return []agentrt.Record{}, nil
+	}
+	return slices.Clone(ss.records), nil
 }
 
 func TestScriptIDsUniqueAcrossResume(t *testing.T) {
 	t.Parallel()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	add := agentrt.NewTool("add", "Add.", func(_ context.Context, in struct {
 		A int `json:"a"`
 	}) (int, error) {
@@ -302,4 +317,13 @@ func TestScriptIDsUniqueAcrossResume(t *testing.T) {
 		}
 	}
 	require.Len(t, seen, 2)
+}
+
+func firstUserTitle(msgs []agentrt.Message) string {
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleUser {
+			return textcut.Title(m.Content)
+		}
+	}
+	return ""
 }

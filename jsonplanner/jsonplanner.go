@@ -115,7 +115,7 @@ type PromptData struct {
 //
 // The Planner is safe for concurrent use if the Provider is. New
 // panics if p is nil or opts.Prompt does not parse.
-func New(p agentrt.Provider, opts *Options) agentrt.Planner {
+func New(p agentrt.Planner, opts *Options) agentrt.Planner {
 	if p == nil {
 		panic("jsonplanner.New: nil Provider")
 	}
@@ -139,7 +139,7 @@ func New(p agentrt.Provider, opts *Options) agentrt.Planner {
 }
 
 type jsonPlanner struct {
-	p       agentrt.Provider
+	p       agentrt.Planner
 	retries int
 	prompt  *template.Template // nil: the default prompt
 }
@@ -216,7 +216,7 @@ func appendJSONCorrection(msgs []agentrt.Message, raw, problem string, hasTools 
 // system prompt describes them.
 func (jp *jsonPlanner) generate(ctx context.Context, req *agentrt.ModelRequest, system string, msgs []agentrt.Message) (*agentrt.ModelResponse, error) {
 	n := len(msgs)
-	resp, err := jp.p.Generate(ctx, &agentrt.ModelRequest{
+	resp, err := jp.p.Plan(ctx, &agentrt.ModelRequest{
 		SessionID: req.SessionID,
 		Turn:      req.Turn,
 		System:    system,

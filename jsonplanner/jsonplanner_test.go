@@ -28,14 +28,14 @@ type textModel struct {
 	requests []agentrt.ModelRequest
 }
 
-var _ agentrt.Provider = (*textModel)(nil)
+var _ agentrt.Planner = (*textModel)(nil)
 
 func newTextModel(answers ...string) *textModel { return &textModel{answers: answers} }
 
 // usagePerCall is what every answer of a textModel costs.
 var usagePerCall = agentrt.Usage{InputTokens: 100, OutputTokens: 10}
 
-func (m *textModel) Generate(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (m *textModel) Plan(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := *req
@@ -317,7 +317,7 @@ func TestJSONPlannerProviderError(t *testing.T) {
 	t.Parallel()
 	boom := &agentrt.ProviderError{Provider: "local", Kind: agentrt.ErrOverloaded}
 	calls := 0
-	p := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	p := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		calls++
 		return nil, boom
 	})
@@ -435,7 +435,7 @@ func TestJSONPlannerCancelledBetweenAttempts(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	calls := 0
-	p := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	p := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		calls++
 		cancel() // the context ends while the model answers badly
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("no json"))}, nil
@@ -453,7 +453,7 @@ func TestJSONPlannerAgentRun(t *testing.T) {
 		"I'll look it up.\n```json\n{\"action\": \"tool_call\", \"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\",},}\n```",
 		`{"action":"final_answer","answer":"It is 18°C and sunny in Paris."}`,
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Instructions: "You are a weather assistant.",
 		Tools:        []agentrt.Tool{weatherTool()},
@@ -536,7 +536,7 @@ func ExampleNew() {
 		`{"action": "final_answer", "answer": "2 + 40 = 42"}`,
 	}
 	calls := 0
-	model := agentrt.ProviderFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	model := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		text := answers[calls]
 		calls++
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock(text))}, nil
@@ -579,7 +579,7 @@ func ExampleNew() {
 // too.
 func TestJSONPlannerReadsContent(t *testing.T) {
 	t.Parallel()
-	p := agentrt.ProviderFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	p := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		return &agentrt.ModelResponse{Message: agentrt.Message{
 			Content: `{"action":"final_answer",`,
 			Blocks:  []agentrt.Block{agentrt.TextBlock(`"answer":"from content"}`)},

@@ -100,7 +100,7 @@ func TestFilesystemServer(t *testing.T) {
 	}
 
 	var asked []string
-	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		var in struct{ Path string }
 		if err := json.Unmarshal(req.Input.(json.RawMessage), &in); err != nil {
 			return agentrt.Decision{}, err
@@ -119,7 +119,7 @@ func TestFilesystemServer(t *testing.T) {
 		agenttest.CallTool("fs_list_directory", input(t, map[string]string{"path": dir})),
 		agenttest.Reply("done"),
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: tools, Planner: script, Permission: perm, Store: store}
 	events, err := agenttest.Collect(ag.Run(t.Context(), "fs", "Work on the files."))
 	require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestEverythingServer(t *testing.T) {
 		agenttest.CallTool("ev_echo", `{}`), // invalid input: the server says so
 		agenttest.Reply("done"),
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: tools, Planner: script, Store: store}
 	events, err := agenttest.Collect(ag.Run(t.Context(), "ev", "Try the tools."))
 	require.NoError(t, err)

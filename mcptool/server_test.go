@@ -146,24 +146,24 @@ func TestServerCalls(t *testing.T) {
 func TestServerPermission(t *testing.T) {
 	t.Parallel()
 	nb := &notebook{}
-	var asked []*agentrt.PermissionRequest
-	perm := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	var asked []*agentrt.ToolInvocation
+	perm := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked = append(asked, req)
 		if req.Tool.ReadOnly {
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
 		in := req.Input.(noteIn)
 		switch {
 		case strings.Contains(in.Text, "secret"):
-			return agentrt.Deny("no secrets in notes"), nil
+			return agentrt.Decision{Reason: "no secrets in notes"}, nil
 		case strings.Contains(in.Text, "shout"):
-			return agentrt.AllowWithInput(noteIn{Text: strings.ToUpper(in.Text)}), nil
+			return agentrt.Decision{Allow: true, Input: noteIn{Text: strings.ToUpper(in.Text)}}, nil
 		case strings.Contains(in.Text, "raw"):
-			return agentrt.AllowWithInput(json.RawMessage(`{"text":"rewritten"}`)), nil
+			return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"text":"rewritten"}`)}, nil
 		case strings.Contains(in.Text, "error"):
 			return agentrt.Decision{}, errors.New("checker unavailable")
 		}
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
 	cs := serve(t, mcptool.NewServer(nb.tools(), &mcptool.ServerOptions{Permission: perm}))
 
@@ -195,9 +195,9 @@ func TestServerPermission(t *testing.T) {
 // default; a checker's own reason is sent as is.
 func TestServerDenialWording(t *testing.T) {
 	t.Parallel()
-	delegating := agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	delegating := agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if strings.Contains(req.Input.(noteIn).Text, "secret") {
-			return agentrt.Deny("no secrets in notes"), nil
+			return agentrt.Decision{Reason: "no secrets in notes"}, nil
 		}
 		return agentrt.AllowReadOnly().Check(ctx, req)
 	})
@@ -215,7 +215,7 @@ func TestServerDenialWording(t *testing.T) {
 			want: `permission denied: "append_note" is a write tool, and this MCP server lets its clients run read-only tools only`},
 		{name: "own reason", perm: delegating, text: "a secret", want: "no secrets in notes"},
 		{name: "no reason", text: "x", want: `permission denied: the call of "append_note" was refused`,
-			perm: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+			perm: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 				return agentrt.Decision{}, nil
 			})},
 	}

@@ -48,7 +48,7 @@ func ExampleHook() {
 	defer mem.Close()
 	memory.Remember(ctx, mem, "ann", "Ann prefers window seats.", "")
 
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		fmt.Println(req.System)
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("A window seat, then."))}, nil
@@ -63,7 +63,11 @@ func ExampleHook() {
 	if _, err := agenttest.Collect(ag.Run(ctx, "s1", "Book a seat for me")); err != nil {
 		panic(err)
 	}
-	fmt.Println(store.Records("s1")[0].Kind)
+	recs, err := store.LoadRecords(ctx, "s1")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(recs[0].Kind)
 	// Output:
 	// You book flights.
 	//

@@ -18,7 +18,7 @@ import (
 //	           "score": 0.83, "text": "..."}]}
 //
 // Readers that do not know the kind skip it (see agentrt.Record).
-const RecordKind = "memory.recall"
+const RecordKind agentrt.RecordKind = "memory.recall"
 
 // RecallRecord is the data of a [RecordKind] record.
 type RecallRecord struct {
@@ -49,7 +49,7 @@ type HookOptions struct {
 	MaxText int
 	// Records receives the record of what was added (normally the agent's
 	// session store). Nil means nothing is recorded; a store that cannot
-	// keep records (not an agentrt.RecordAppender) makes Hook panic rather
+	// keep records (not an agentrt.RecordStore) makes Hook panic rather
 	// than drop them silently.
 	Records agentrt.SessionStore
 }
@@ -71,9 +71,9 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 	if o.MaxText == 0 {
 		o.MaxText = 800
 	}
-	ra, ok := o.Records.(agentrt.RecordAppender)
+	ra, ok := o.Records.(agentrt.RecordStore)
 	if o.Records != nil && !ok {
-		panic(fmt.Sprintf("memory: Hook: HookOptions.Records is a %T, which cannot keep records (it is not an agentrt.RecordAppender)", o.Records))
+		panic(fmt.Sprintf("memory: Hook: HookOptions.Records is a %T, which cannot keep records (it is not an agentrt.RecordStore)", o.Records))
 	}
 	return agentrt.Hooks{
 		BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {

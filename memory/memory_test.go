@@ -32,7 +32,7 @@ func TestAgentWithMemory(t *testing.T) {
 	mem := newMem(t)
 	_, err := mem.Put(ctx, "ann", memory.SplitMarkdown("travel.md", "# Travel policy\n\n## Seats\n\nEconomy on flights under six hours.\n")...)
 	require.NoError(t, err)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	newAgent := func(user string, planner agentrt.Planner) *agentrt.Agent {
 		return &agentrt.Agent{
 			Instructions: "You are a travel assistant.",
@@ -74,7 +74,9 @@ func TestAgentWithMemory(t *testing.T) {
 
 	// The records of session 2 say what the model was shown, each turn.
 	var recalls []memory.RecallRecord
-	for _, rec := range store.Records("ann-2") {
+	recs, err := store.LoadRecords(t.Context(), "ann-2")
+	require.NoError(t, err)
+	for _, rec := range recs {
 		if rec.Kind == memory.RecordKind {
 			var r memory.RecallRecord
 			require.NoError(t, json.Unmarshal(rec.Data, &r))
@@ -104,7 +106,9 @@ func TestAgentWithMemory(t *testing.T) {
 	results = agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, results, 1)
 	assert.Equal(t, "nothing found", results[0].Message.Content)
-	for _, rec := range store.Records("bob-1") {
+	recs, err = store.LoadRecords(t.Context(), "bob-1")
+	require.NoError(t, err)
+	for _, rec := range recs {
 		assert.NotEqual(t, memory.RecordKind, rec.Kind, "nothing recalled, nothing recorded")
 	}
 
@@ -223,10 +227,10 @@ func TestHookRefusesAStoreThatCannotKeepRecords(t *testing.T) {
 	}
 	defer s.Close()
 	assert.PanicsWithValue(t,
-		"memory: Hook: HookOptions.Records is a memory_test.storeWithoutRecords, which cannot keep records (it is not an agentrt.RecordAppender)",
+		"memory: Hook: HookOptions.Records is a memory_test.storeWithoutRecords, which cannot keep records (it is not an agentrt.RecordStore)",
 		func() {
-			memory.Hook(s, "u", &memory.HookOptions{Records: storeWithoutRecords{agentrt.NewMemoryStore()}})
+			memory.Hook(s, "u", &memory.HookOptions{Records: storeWithoutRecords{&agentrt.MemoryStore{}}})
 		})
-	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: agentrt.NewMemoryStore()}) })
+	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: &agentrt.MemoryStore{}}) })
 	assert.NotPanics(t, func() { memory.Hook(s, "u", nil) })
 }

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/textcut"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -65,7 +66,7 @@ type Options struct {
 }
 
 // Store is an [agentrt.SessionStore] on PostgreSQL. It implements
-// [agentrt.Locker], [agentrt.RecordAppender], [agentrt.RecordLoader] and
+// [agentrt.Locker], [agentrt.RecordStore] and
 // [agentrt.Syncer], and is safe for concurrent use.
 type Store struct {
 	pool     *pgxpool.Pool
@@ -190,7 +191,7 @@ func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Messag
 	}
 	var title *string
 	if msg.Role == agentrt.RoleUser {
-		t := agentrt.Title([]agentrt.Message{msg})
+		t := textcut.Title(msg.Content)
 		title = &t
 	}
 	_, err = s.exec(ctx, appendSQL, sessionID, kindMessage, 1, string(msg.Role), title, string(body))
@@ -213,7 +214,7 @@ func marshal(v any) ([]byte, error) {
 const kindMessage = "message"
 
 // AppendRecord adds a non-message record at the end of the session; see
-// [agentrt.RecordAppender]. Its kind must not be empty or "message".
+// [agentrt.RecordStore]. Its kind must not be empty or "message".
 func (s *Store) AppendRecord(ctx context.Context, sessionID string, rec agentrt.Record) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return err
@@ -281,7 +282,7 @@ func (s *Store) Load(ctx context.Context, sessionID string) ([]agentrt.Message, 
 }
 
 // LoadRecords returns the session's non-message records in order; see
-// [agentrt.RecordLoader].
+// [agentrt.RecordStore].
 func (s *Store) LoadRecords(ctx context.Context, sessionID string) ([]agentrt.Record, error) {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return nil, err
@@ -297,7 +298,7 @@ func (s *Store) LoadRecords(ctx context.Context, sessionID string) ([]agentrt.Re
 		body []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&kind, &body}, func() error {
-		recs = append(recs, agentrt.Record{Kind: kind, Data: json.RawMessage(body)})
+		recs = append(recs, agentrt.Record{Kind: agentrt.RecordKind(kind), Data: json.RawMessage(body)})
 		return nil
 	})
 	if err != nil {
@@ -473,13 +474,13 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 			SELECT $2, seq, kind, role, body, created FROM agentrt_entries WHERE session_id = $1 AND seq < $3`, src, dst, end); err != nil {
 			return err
 		}
-		// The title, as agentrt.Title computes it.
+		// The title, as agentrt.SessionInfo.Title says.
 		var first *string
 		if err := tx.QueryRow(ctx, `SELECT title FROM agentrt_sessions WHERE id = $1`, dst).Scan(&first); err != nil {
 			return err
 		}
 		if first != nil {
-			t := agentrt.Title([]agentrt.Message{agentrt.NewUserMessage(*first)})
+			t := textcut.Title(*first)
 			if _, err := tx.Exec(ctx, `UPDATE agentrt_sessions SET title = $2 WHERE id = $1`, dst, t); err != nil {
 				return err
 			}

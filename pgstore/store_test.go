@@ -86,7 +86,7 @@ func TestFork(t *testing.T) {
 	for _, info := range infos {
 		if info.ID == "dst" {
 			require.Equal(t, 3, info.Messages)
-			require.Equal(t, agentrt.Title(msgs), info.Title)
+			require.Equal(t, "The first question", info.Title)
 		}
 	}
 	// The fork appends after its copy.

@@ -81,7 +81,7 @@ type DecideInput struct {
 
 // DecideOutput is the result of the decide activity: the input the tool
 // will run with, or the call's is_error result, or that a person must
-// approve the call (PolicyAsk, or a checker's agentrt.AskLater).
+// approve the call (PolicyAsk, or a checker's agentrt.Decision.Pending).
 type DecideOutput struct {
 	Input  json.RawMessage `json:"input,omitempty"`
 	Denied *ToolOutput     `json:"denied,omitempty"`
@@ -192,14 +192,14 @@ func (o *PlanOutput) message() (agentrt.Message, error) {
 }
 
 // askChecker is PolicyAsk's checker: read-only tools run; a write tool
-// is left to a person (agentrt.AskLater), whom the workflow asks.
+// is left to a person (agentrt.Decision.Pending), whom the workflow asks.
 type askChecker struct{}
 
-func (askChecker) Check(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+func (askChecker) Check(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	}
-	return agentrt.AskLater(), nil
+	return agentrt.Decision{Pending: true}, nil
 }
 
 // decide decodes a call's input and asks the permission checker.

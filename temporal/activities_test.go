@@ -253,7 +253,7 @@ func TestRegisterRefuses(t *testing.T) {
 		agent *agentrt.Agent
 		want  string
 	}{
-		{"store", &agentrt.Agent{Planner: p, Store: agentrt.NewMemoryStore()}, "Agent.Store"},
+		{"store", &agentrt.Agent{Planner: p, Store: &agentrt.MemoryStore{}}, "Agent.Store"},
 		{"run start hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{}, {OnRunStart: func(ctx context.Context, _ *agentrt.RunInfo) context.Context { return ctx }}}}, "Agent.Hooks[1].OnRunStart"},
 		{"run end hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnRunEnd: func(context.Context, *agentrt.RunInfo, agentrt.Done, error) {}}}}, "Agent.Hooks[0].OnRunEnd"},
 		{"turn start hook", &agentrt.Agent{Planner: p, Hooks: []agentrt.Hooks{{OnTurnStart: func(ctx context.Context, _ *agentrt.RunInfo, _ int) context.Context { return ctx }}}}, "Agent.Hooks[0].OnTurnStart"},

@@ -15,12 +15,12 @@ import (
 )
 
 // askLaterChecker defers every write tool call to a person, as a server
-// does in-process (agentrt.AskLater).
-var askLaterChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+// does in-process (agentrt.Decision.Pending).
+var askLaterChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	}
-	return agentrt.AskLater(), nil
+	return agentrt.Decision{Pending: true}, nil
 })
 
 // updateResult is what became of an update, once the workflow took it.
@@ -42,7 +42,7 @@ func update(env *testsuite.TestWorkflowEnvironment, a Approval) *updateResult {
 }
 
 // TestApprovalSameShapeAsInProcess: the Agent's own checker leaves writes
-// to a person (AskLater, PolicyFromAgent); approvals edit the input,
+// to a person (Decision.Pending, PolicyFromAgent); approvals edit the input,
 // remember a decision with a pattern, deny; an approval of an unknown or
 // decided call is refused.
 func TestApprovalSameShapeAsInProcess(t *testing.T) {

@@ -463,7 +463,7 @@ func (s *stream) poll(ctx context.Context) (done, ok, queried bool) {
 		d := agentrt.Done{Reason: agentrt.StopPending, Layer: agentrt.LayerPermission,
 			Detail: fmt.Sprintf("The run is waiting for a person's decision on %d tool call(s); resume it with Runtime.Resume or Approve.", len(page.Pending))}
 		for _, p := range page.Pending {
-			d.Pending = append(d.Pending, &agentrt.PermissionRequest{SessionID: s.run.GetID(), ToolUseID: p.ToolUseID,
+			d.Pending = append(d.Pending, &agentrt.ToolInvocation{SessionID: s.run.GetID(), ToolUseID: p.ToolUseID,
 				Tool: agentrt.ToolSpec{Name: p.Tool}, Input: p.Input, RawInput: p.Input})
 		}
 		s.detached = true
@@ -487,7 +487,7 @@ func (s *stream) poll(ctx context.Context) (done, ok, queried bool) {
 }
 
 func (s *stream) ask(ctx context.Context, p PendingApproval) error {
-	req := &agentrt.PermissionRequest{
+	req := &agentrt.ToolInvocation{
 		SessionID: s.run.GetID(),
 		ToolUseID: p.ToolUseID,
 		Tool:      agentrt.ToolSpec{Name: p.Tool},

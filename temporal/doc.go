@@ -82,7 +82,7 @@
 // [Runtime.Ask] in the client). The query [QueryState] returns the
 // session's messages and the pending approvals. Under [PolicyFromAgent]
 // the Agent's own checker decides, on a worker; a call it leaves to a
-// person (agentrt.AskLater) waits for an Approval the same way.
+// person (agentrt.Decision.Pending) waits for an Approval the same way.
 //
 // An Approval is [agentrt.Approval], the decision agentrt.Agent.Resume
 // takes in-process: allow, deny with a reason, allow with an edited input

@@ -85,7 +85,7 @@ func (f *e2eFixture) agent(p agentrt.Planner) *agentrt.Agent {
 		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",
 		Tools:        tools,
 		Planner:      p,
-		Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			return agentrt.Decision{}, errors.New("not called on Temporal")
 		}),
 	}
@@ -301,7 +301,7 @@ func TestE2EAskAndBusySession(t *testing.T) {
 		Options:      StartOptions{TaskQueue: tq},
 		PollInterval: 50 * time.Millisecond,
 	}
-	rt.Ask = func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	rt.Ask = func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		asked = append(asked, req.ToolUseID+" "+req.Tool.Name+" "+string(req.RawInput))
 		// While the run waits, the session is busy.
 		_, err := Start(ctx, c, rt.Options, session, "again")
@@ -498,7 +498,7 @@ func (k *killTools) agent(p agentrt.Planner) *agentrt.Agent {
 			return "saved", nil
 		}),
 	)
-	return &agentrt.Agent{Instructions: "Be careful.", Tools: tools, Planner: p, Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	return &agentrt.Agent{Instructions: "Be careful.", Tools: tools, Planner: p, Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		return agentrt.Decision{}, nil
 	})}
 }

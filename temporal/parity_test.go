@@ -75,7 +75,7 @@ func runInProcess(t *testing.T, ag *agentrt.Agent, session, input string) outcom
 	t.Helper()
 	rec := &recorder{p: ag.Planner}
 	ag.Planner = rec
-	ag.Store = agentrt.NewMemoryStore()
+	ag.Store = &agentrt.MemoryStore{}
 	evs, err := agenttest.Collect(ag.Run(context.Background(), session, input))
 	msgs, lerr := ag.Store.Load(context.Background(), session)
 	require.NoError(t, lerr)
@@ -156,15 +156,15 @@ func faultyTools() []agentrt.Tool {
 
 // faultyChecker decides by mode: deny, rewrite, checkpanic, checkgoexit;
 // anything else is allowed.
-var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	in, _ := req.Input.(modeIn)
 	switch in.Mode {
 	case "deny":
-		return agentrt.Deny("denied " + strconv.Itoa(in.N)), nil
+		return agentrt.Decision{Reason: "denied " + strconv.Itoa(in.N)}, nil
 	case "rewrite":
-		return agentrt.AllowWithInput(json.RawMessage(`{"mode":"ok","n":99}`)), nil
+		return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"mode":"ok","n":99}`)}, nil
 	case "rewritevalue":
-		return agentrt.AllowWithInput(modeIn{Mode: "ok", N: 98}), nil
+		return agentrt.Decision{Allow: true, Input: modeIn{Mode: "ok", N: 98}}, nil
 	case "checkerror":
 		return agentrt.Decision{}, errors.New("checker broke")
 	case "checkpanic":
@@ -184,7 +184,7 @@ func faultyHooks() []agentrt.Hooks {
 				in, _ := call.Input.(modeIn)
 				switch in.Mode {
 				case "block":
-					return ctx, agentrt.BlockCall("blocked " + strconv.Itoa(in.N))
+					return ctx, errors.New("blocked " + strconv.Itoa(in.N))
 				case "hookpanic":
 					panic("hook panic")
 				case "hookgoexit":
@@ -322,7 +322,7 @@ func TestParity(t *testing.T) {
 			for i := range 6 {
 				summaries = append(summaries, agenttest.Reply("summary "+strconv.Itoa(i)))
 			}
-			ag.Compressor = &agentrt.Summarizer{Provider: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
+			ag.Compressor = &agentrt.Summarizer{Planner: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
 			ag.LoopGuard.Disabled = true
 		}},
 		{name: "a tool result with an image", steps: []agenttest.Step{
@@ -395,7 +395,7 @@ func TestParitySubAgents(t *testing.T) {
 		child := &agentrt.Agent{
 			Name:  "helper",
 			Tools: []agentrt.Tool{wait},
-			Store: agentrt.NewMemoryStore(),
+			Store: &agentrt.MemoryStore{},
 			Planner: agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 				if len(req.Messages) == 1 {
 					return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock("w1", "wait", json.RawMessage(`{}`)))}, nil
@@ -404,7 +404,7 @@ func TestParitySubAgents(t *testing.T) {
 			}),
 		}
 		parent := &agentrt.Agent{
-			Tools: []agentrt.Tool{agentrt.AgentTool(child, "delegate", "Delegate a task.", nil)},
+			Tools: []agentrt.Tool{agentrt.AgentTool(child, "delegate", "Delegate a task.")},
 			Planner: agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 				if len(req.Messages) == 1 {
 					task := req.Messages[0].Content
@@ -692,7 +692,7 @@ func TestParityTypedOutput(t *testing.T) {
 			ag := mk()
 			rec := &recorder{p: ag.Planner}
 			ag.Planner = rec
-			ag.Store = agentrt.NewMemoryStore()
+			ag.Store = &agentrt.MemoryStore{}
 			var done agentrt.Done
 			trip, err := agentrt.RunTyped[parityTrip](context.Background(), ag, "s", "Plan Lisbon.", &agentrt.TypedOptions{
 				OnEvent: func(ev agentrt.Event) {

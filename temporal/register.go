@@ -18,10 +18,10 @@ const (
 	// PolicyFromAgent runs Agent.Permission (nil means
 	// agentrt.AllowReadOnly()) in the decide activity, on a worker, with
 	// the same decisions as in-process. A call the checker leaves to a
-	// person (agentrt.AskLater) waits, durably, for an [Approval], as
+	// person (agentrt.Decision.Pending) waits, durably, for an [Approval], as
 	// under PolicyAsk. A checker that asks a person on a terminal
 	// (agentrt.AskOnWrite) asks on the worker's: to have a person answer
-	// from anywhere, durably, use AskLater or PolicyAsk.
+	// from anywhere, durably, use Decision.Pending or PolicyAsk.
 	PolicyFromAgent Policy = iota
 	// PolicyReadOnly runs read-only tools and denies write tools, like
 	// agentrt.AllowReadOnly, whatever Agent.Permission is.

@@ -193,7 +193,7 @@ func (e EventRecord) Event() agentrt.Event {
 		}
 		return ev
 	case KindHookFailed:
-		return agentrt.HookFailed{Turn: e.Turn, Err: &agentrt.HookError{Stage: e.Stage, Index: e.Index, Err: errors.New(e.Error)}}
+		return agentrt.HookFailed{Turn: e.Turn, Stage: e.Stage, Index: e.Index, Err: errors.New(e.Error)}
 	case KindDone:
 		if e.Done != nil {
 			return *e.Done
@@ -225,9 +225,9 @@ func recordOf(ev agentrt.Event) (EventRecord, bool) {
 		}
 		return r, true
 	case agentrt.HookFailed:
-		r := EventRecord{Kind: KindHookFailed, Turn: ev.Turn}
+		r := EventRecord{Kind: KindHookFailed, Turn: ev.Turn, Stage: ev.Stage, Index: ev.Index}
 		if ev.Err != nil {
-			r.Stage, r.Index, r.Error = ev.Err.Stage, ev.Err.Index, ev.Err.Err.Error()
+			r.Error = ev.Err.Error()
 		}
 		return r, true
 	case agentrt.Done:
@@ -632,7 +632,7 @@ func (w *wfRun) remembered(c *wfCall) (agentrt.Decision, bool) {
 }
 
 // approve waits for a person's approval of a call (PolicyAsk, or a
-// checker's AskLater). An allowed call's input may be the person's edit,
+// checker's pending decision). An allowed call's input may be the person's edit,
 // set in c.input.
 func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, error) {
 	if d, ok := w.remembered(c); ok {

@@ -231,7 +231,7 @@ func TestSeedTask(t *testing.T) {
 	// The same Agent definition gives the same session in-process.
 	f2 := newFixture()
 	inproc := newAgent(f2, seedScript())
-	inproc.Store = agentrt.NewMemoryStore()
+	inproc.Store = &agentrt.MemoryStore{}
 	inprocEvents, err := agenttest.Collect(inproc.Run(context.Background(), "s1", seedQuestion))
 	require.NoError(t, err)
 	want, err := inproc.Store.Load(context.Background(), "s1")
@@ -371,7 +371,7 @@ func TestApproval(t *testing.T) {
 			f := newFixture()
 			script := agenttest.Script(agenttest.CallTool("save_note", `{"text":"hello"}`), agenttest.Reply("done"))
 			ag := newAgent(f, script)
-			ag.Permission = agentrt.AskOnWrite(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+			ag.Permission = agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 				panic("the in-process checker must not be called by the workflow")
 			})
 			env := newEnv(t, ag, Options{Policy: PolicyAsk, ApprovalTimeout: tt.timeout})
@@ -436,7 +436,7 @@ func TestApprovalAlwaysAndEarly(t *testing.T) {
 
 func TestPolicies(t *testing.T) {
 	t.Parallel()
-	custom := func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	custom := func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"text":"rewritten"}`), Source: "custom"}, nil
 	}
 	tests := []struct {
@@ -450,7 +450,7 @@ func TestPolicies(t *testing.T) {
 		{name: "AllowReadOnly", permission: agentrt.AllowReadOnly(), source: "policy"},
 		{name: "AllowAll", permission: agentrt.AllowAll(), wantSaved: []string{"x"}, source: "policy"},
 		{name: "the Agent's checker runs on the worker", permission: agentrt.PermissionFunc(custom), wantSaved: []string{"rewritten"}, source: "custom"},
-		{name: "a panicking checker denies", permission: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		{name: "a panicking checker denies", permission: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			panic("checker")
 		}), source: "error"},
 		{name: "explicit overrides", permission: agentrt.AllowAll(), policy: PolicyReadOnly, source: "policy"},

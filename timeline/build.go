@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // The JSON bodies of the trace records (docs/jsonl-format.md).
@@ -109,7 +110,7 @@ func newBuilder(id, file string) *builder {
 	return &builder{s: &Session{ID: id, File: file}, calls: map[string]*ToolCall{}}
 }
 
-func (b *builder) add(rec agentrt.JSONLRecord) {
+func (b *builder) add(rec jsonl.Line) {
 	s := b.s
 	s.Lines = rec.Line
 	if !rec.Time.IsZero() {
@@ -120,11 +121,13 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 	if r := b.run; r != nil && !r.Ended && rec.Time.After(r.End) {
 		r.End = rec.Time
 	}
-	switch rec.Kind {
-	case agentrt.JSONLKindHeader:
-		s.Header = rec.Header
-		s.Created = rec.Header.Created
-	case agentrt.JSONLKindMessage:
+	switch agentrt.RecordKind(rec.Kind) {
+	case jsonl.KindHeader:
+		var h Header
+		if json.Unmarshal(rec.Raw, &h) == nil {
+			s.Header, s.Created = &h, h.Created
+		}
+	case jsonl.KindMessage:
 		b.message(rec)
 	case agentrt.RecordTurn:
 		s.Traced = true
@@ -177,7 +180,7 @@ func (b *builder) add(rec agentrt.JSONLRecord) {
 }
 
 // currentRun returns the run in progress, starting one at rec if none is.
-func (b *builder) currentRun(rec agentrt.JSONLRecord) *Run {
+func (b *builder) currentRun(rec jsonl.Line) *Run {
 	if b.run == nil {
 		b.closeRun()
 		b.run = &Run{Index: len(b.s.Runs) + 1, Start: rec.Time, Line: rec.Line}
@@ -197,8 +200,11 @@ func (b *builder) closeRun() {
 	}
 }
 
-func (b *builder) message(rec agentrt.JSONLRecord) {
-	m := rec.Message
+func (b *builder) message(rec jsonl.Line) {
+	m := new(agentrt.Message)
+	if json.Unmarshal(rec.Message, m) != nil {
+		return // the store reads only lines whose message decodes
+	}
 	switch m.Role {
 	case agentrt.RoleUser:
 		retry := strings.HasPrefix(m.Content, retryPrefix)
@@ -295,7 +301,7 @@ func inferOutcome(m *agentrt.Message) string {
 }
 
 // turnTrace applies the trace of turn tr.Turn of the current run.
-func (b *builder) turnTrace(rec agentrt.JSONLRecord, tr turnRecord) {
+func (b *builder) turnTrace(rec jsonl.Line, tr turnRecord) {
 	if run := b.currentRun(rec); tr.ModelCall == nil && len(run.Turns) == 0 {
 		// The calls of an earlier run's turn, run by this one (resumed):
 		// its own turns count on from there.
@@ -315,7 +321,7 @@ func (b *builder) turnTrace(rec agentrt.JSONLRecord, tr turnRecord) {
 	}
 }
 
-func (b *builder) modelCall(rec agentrt.JSONLRecord, turn int, m modelCallRecord) {
+func (b *builder) modelCall(rec jsonl.Line, turn int, m modelCallRecord) {
 	run := b.currentRun(rec)
 	var t *Turn
 	for i := len(run.Turns) - 1; i >= 0; i-- {

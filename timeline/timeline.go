@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // Layers a run can stop at or a call can fail at, in [Run.Layer],
@@ -85,8 +86,8 @@ type Session struct {
 	ID   string `json:"id"`
 	File string `json:"file"`
 	// Header is the file's first line; nil for an empty file.
-	Header  *agentrt.JSONLHeader `json:"header,omitempty"`
-	Created time.Time            `json:"created"`
+	Header  *Header   `json:"header,omitempty"`
+	Created time.Time `json:"created"`
 	// Updated is the time of the last line.
 	Updated time.Time `json:"updated"`
 	Lines   int       `json:"lines"`
@@ -100,9 +101,28 @@ type Session struct {
 	Usage agentrt.Usage `json:"usage"`
 	// Tail is the damaged last line a crash left, which readers drop; nil
 	// when there is none.
-	Tail *agentrt.TruncatedTailError `json:"-"`
+	Tail *jsonl.LineError `json:"-"`
 	// TailError is Tail's text, for JSON.
 	TailError string `json:"tail_error,omitempty"`
+}
+
+// Header is the first line of a JSONL session file (docs/jsonl-format.md).
+type Header struct {
+	// Version is the format version.
+	Version int `json:"version"`
+	// SessionID is the id the session was created under.
+	SessionID string `json:"session_id"`
+	// Created is when the session file was created.
+	Created time.Time `json:"created"`
+	// Metadata is the JSON object given to agentrt.JSONLStore.Create,
+	// copied by Fork; nil when there is none.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// ForkedFrom names the session this one was forked from, and how
+	// many of its messages were copied; nil when it was not forked.
+	ForkedFrom *struct {
+		SessionID string `json:"session_id"`
+		Messages  int    `json:"messages"`
+	} `json:"forked_from,omitempty"`
 }
 
 // Run is one Run of an agent on the session.
@@ -382,10 +402,10 @@ func Load(ctx context.Context, dir, id string) (*Session, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("timeline: %s: not a directory", dir)
 	}
-	var tail *agentrt.TruncatedTailError
+	var tail *jsonl.LineError
 	store, err := agentrt.NewJSONLStore(dir, &agentrt.JSONLOptions{OnWarning: func(err error) {
-		var t *agentrt.TruncatedTailError
-		if errors.As(err, &t) {
+		var t *jsonl.LineError
+		if errors.As(err, &t) && t.Tail {
 			tail = t
 		}
 	}})
@@ -403,7 +423,7 @@ func Load(ctx context.Context, dir, id string) (*Session, error) {
 			unlock()
 		}
 	}
-	for rec, err := range store.Records(ctx, id) {
+	for rec, err := range store.Lines(ctx, id) {
 		if err != nil {
 			return nil, err
 		}
@@ -418,8 +438,8 @@ func Load(ctx context.Context, dir, id string) (*Session, error) {
 }
 
 // FromRecords builds the timeline of session id from its lines, as
-// [agentrt.JSONLStore.Records] yields them.
-func FromRecords(id, file string, recs []agentrt.JSONLRecord) *Session {
+// [agentrt.JSONLStore.Lines] yields them.
+func FromRecords(id, file string, recs []jsonl.Line) *Session {
 	b := newBuilder(id, file)
 	for _, r := range recs {
 		b.add(r)

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 // Finding is a problem [Verify] found in a session file.
@@ -68,21 +69,20 @@ func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding
 	defer store.Close()
 	v := &verifier{file: file, uses: map[string]*useState{}}
 	if err := store.Verify(ctx, id); err != nil {
-		var tail *agentrt.TruncatedTailError
-		var bad *agentrt.CorruptLineError
+		var bad *jsonl.LineError
 		switch {
-		case errors.As(err, &tail):
-			v.add(tail.Line, "tail", "%v", tail.Err)
-		case errors.As(err, &bad):
+		case errors.As(err, &bad) && bad.Tail:
+			v.add(bad.Line, "tail", "%v", bad.Err)
+		case bad != nil:
 			v.add(bad.Line, "format", "%v", bad.Err)
 			return v.out, nil
 		default:
 			return nil, err
 		}
 	}
-	for rec, err := range store.Records(ctx, id) {
+	for rec, err := range store.Lines(ctx, id) {
 		if err != nil {
-			var bad *agentrt.CorruptLineError
+			var bad *jsonl.LineError
 			if errors.As(err, &bad) {
 				v.add(bad.Line, "format", "%v", bad.Err)
 				break
@@ -120,8 +120,8 @@ func (v *verifier) add(line int, rule, format string, args ...any) {
 	v.out = append(v.out, Finding{File: v.file, Line: line, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
-func (v *verifier) line(rec agentrt.JSONLRecord) {
-	if rec.Kind == agentrt.JSONLKindHeader {
+func (v *verifier) line(rec jsonl.Line) {
+	if rec.Kind == jsonl.KindHeader {
 		return
 	}
 	if rec.Seq != v.seq+1 {
@@ -132,8 +132,8 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 	if rec.Time.IsZero() {
 		v.add(rec.Line, "format", `a %q record without a valid "ts"`, rec.Kind)
 	}
-	switch rec.Kind {
-	case agentrt.JSONLKindMessage:
+	switch agentrt.RecordKind(rec.Kind) {
+	case jsonl.KindMessage:
 		v.message(rec)
 	case agentrt.RecordPermission:
 		var p permissionRecord
@@ -198,7 +198,7 @@ func (v *verifier) line(rec agentrt.JSONLRecord) {
 
 // turnTrace checks the trace of a turn: the model call's values, and
 // each tool call against the messages before it.
-func (v *verifier) turnTrace(rec agentrt.JSONLRecord, t turnRecord) {
+func (v *verifier) turnTrace(rec jsonl.Line, t turnRecord) {
 	if t.Turn < 1 {
 		v.add(rec.Line, "record", "turn %d (turns count from 1)", t.Turn)
 	}
@@ -242,7 +242,7 @@ func (v *verifier) turnTrace(rec agentrt.JSONLRecord, t turnRecord) {
 
 // decode decodes a record's data into p, reporting a body of the wrong
 // shape.
-func (v *verifier) decode(rec agentrt.JSONLRecord, p any) bool {
+func (v *verifier) decode(rec jsonl.Line, p any) bool {
 	if err := json.Unmarshal(rec.Data, p); err != nil {
 		v.add(rec.Line, "record", "a %q record whose data does not decode: %v", rec.Kind, err)
 		return false
@@ -252,7 +252,7 @@ func (v *verifier) decode(rec agentrt.JSONLRecord, p any) bool {
 
 // use returns the call a record names, reporting an unknown one or a tool
 // name that does not match.
-func (v *verifier) use(rec agentrt.JSONLRecord, id, tool string) *useState {
+func (v *verifier) use(rec jsonl.Line, id, tool string) *useState {
 	u := v.uses[id]
 	if u == nil {
 		v.add(rec.Line, "record", "a %q record names tool_use %q, which no message before it has", rec.Kind, id)
@@ -264,8 +264,12 @@ func (v *verifier) use(rec agentrt.JSONLRecord, id, tool string) *useState {
 	return u
 }
 
-func (v *verifier) message(rec agentrt.JSONLRecord) {
-	m := rec.Message
+func (v *verifier) message(rec jsonl.Line) {
+	m := new(agentrt.Message)
+	if err := json.Unmarshal(rec.Message, m); err != nil {
+		v.add(rec.Line, "format", "a message that does not decode: %v", err)
+		return
+	}
 	v.msgs++
 	switch m.Role {
 	case agentrt.RoleUser, agentrt.RoleAssistant:

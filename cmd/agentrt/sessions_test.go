@@ -117,7 +117,7 @@ var scenarios = []scenario{
 		)
 		block := agentrt.Hooks{BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
 			if call.Tool.Name == "fetch" {
-				return ctx, agentrt.BlockCall("no network access from this sandbox")
+				return ctx, errors.New("no network access from this sandbox")
 			}
 			return ctx, nil
 		}}
@@ -155,7 +155,7 @@ var scenarios = []scenario{
 		steps = append(steps, agenttest.Reply("I read the four parts."))
 		summarizer := agenttest.Script(agenttest.Reply("The user asked to read four files; parts 0 and 1 hold an empty main package."))
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{readTool()}, Planner: agenttest.Script(steps...), Store: s,
-			Compressor: &agentrt.Summarizer{Provider: summarizer, Threshold: 400}}
+			Compressor: &agentrt.Summarizer{Planner: summarizer, Threshold: 400}}
 		runAgent(t, ag, id, "Read part0.go to part3.go.")
 	}},
 	{id: "sub-agent", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
@@ -167,7 +167,7 @@ var scenarios = []scenario{
 			agenttest.CallTool("researcher", `{"task":"Summarize main.go"}`),
 			agenttest.Reply("The researcher says main.go declares an empty main function."),
 		)
-		tool := agentrt.AgentTool(child, "researcher", "Reads files and reports.", nil)
+		tool := agentrt.AgentTool(child, "researcher", "Reads files and reports.")
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{tool}, Planner: p, Store: s}, id, "Ask the researcher about main.go.")
 	}},
 	{id: "crash", layer: timeline.LayerCrash, stopped: timeline.LayerSuccess, record: recordCrash},
@@ -184,11 +184,11 @@ var scenarios = []scenario{
 	}},
 }
 
-// approvalAgent leaves every write to a person (agentrt.AskLater).
+// approvalAgent leaves every write to a person (agentrt.Decision.Pending).
 func approvalAgent(s *agentrt.JSONLStore, p agentrt.Planner) *agentrt.Agent {
 	return &agentrt.Agent{Tools: []agentrt.Tool{deleteTool()}, Planner: p, Store: s,
-		Permission: agentrt.PermissionFunc(func(context.Context, *agentrt.PermissionRequest) (agentrt.Decision, error) {
-			return agentrt.AskLater(), nil
+		Permission: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+			return agentrt.Decision{Pending: true}, nil
 		})}
 }
 

@@ -40,6 +40,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/jsonl"
 )
 
 func main() {
@@ -657,7 +658,7 @@ func formatTokens(n int) string {
 // text is not in the file), through the same os.Root checks the tool makes.
 // Other calls go to next.
 func (c *cli) precheck(next agentrt.PermissionChecker) agentrt.PermissionChecker {
-	return agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	return agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if !req.Tool.ReadOnly {
 			if err := c.ws.check(req); err != nil {
 				return agentrt.Decision{Reason: "refused without asking the user: " + err.Error(), Source: "precheck"}, nil
@@ -671,7 +672,7 @@ func (c *cli) precheck(next agentrt.PermissionChecker) agentrt.PermissionChecker
 // tool call would make as a unified diff and asks y / n / always on the
 // terminal. Only a line typed after the question appeared answers it.
 // Ctrl-C (a cancelled ctx) and end of input mean no.
-func (c *cli) ask(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+func (c *cli) ask(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	c.clearStatus()
 	c.ind.set(func(in *indicator) { in.asking = true })
 	defer func() {
@@ -775,15 +776,19 @@ func (c *cli) recap(ctx context.Context) {
 		task, answer string
 		intr         *interruption
 	)
-	for r, err := range c.store.Records(ctx, c.id) {
+	for r, err := range c.store.Lines(ctx, c.id) {
 		if err != nil {
 			return
 		}
+		var m agentrt.Message
+		if r.Kind == jsonl.KindMessage && json.Unmarshal(r.Message, &m) != nil {
+			return
+		}
 		switch {
-		case r.Message != nil && r.Message.Role == agentrt.RoleUser:
-			task, answer, intr = r.Message.Text(), "", nil
-		case r.Message != nil && r.Message.Role == agentrt.RoleAssistant:
-			if t := r.Message.Text(); t != "" {
+		case m.Role == agentrt.RoleUser:
+			task, answer, intr = m.Text(), "", nil
+		case m.Role == agentrt.RoleAssistant:
+			if t := m.Text(); t != "" {
 				answer = t
 			}
 		case r.Kind == recordInterrupted:
@@ -841,15 +846,17 @@ type sessionMeta struct {
 // sessionRoot returns the root directory recorded in the session's
 // header, or "" if there is none.
 func (c *cli) sessionRoot(ctx context.Context) string {
-	for r, err := range c.store.Records(ctx, c.id) {
-		if err != nil || r.Header == nil {
+	for r, err := range c.store.Lines(ctx, c.id) {
+		if err != nil || r.Kind != jsonl.KindHeader {
 			return ""
 		}
-		var m sessionMeta
-		if json.Unmarshal(r.Header.Metadata, &m) != nil {
+		var h struct {
+			Metadata sessionMeta `json:"metadata"`
+		}
+		if json.Unmarshal(r.Raw, &h) != nil {
 			return ""
 		}
-		return m.Root
+		return h.Metadata.Root
 	}
 	return ""
 }

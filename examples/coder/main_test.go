@@ -71,9 +71,9 @@ func (p project) permissions(t *testing.T, id string) []map[string]any {
 	require.NoError(t, err)
 	defer store.Close()
 	var recs []map[string]any
-	for r, err := range store.Records(context.Background(), id) {
+	for r, err := range store.Lines(context.Background(), id) {
 		require.NoError(t, err)
-		if r.Kind == agentrt.RecordPermission {
+		if agentrt.RecordKind(r.Kind) == agentrt.RecordPermission {
 			var m map[string]any
 			require.NoError(t, json.Unmarshal(r.Data, &m))
 			recs = append(recs, m)

@@ -69,7 +69,7 @@ func choosePlanner(provider, model string, getenv func(string) string) (agentrt.
 	if model == "" {
 		model = defaultModels[provider]
 	}
-	var p agentrt.Provider
+	var p agentrt.Planner
 	switch provider {
 	case "openai":
 		key := getenv("OPENAI_API_KEY")
@@ -98,7 +98,7 @@ func choosePlanner(provider, model string, getenv func(string) string) (agentrt.
 	default:
 		return nil, "", fmt.Errorf("unknown -provider %q (want auto, scripted, openai, anthropic, gemini or ollama)", provider)
 	}
-	return agentrt.ModelPlanner(p), provider + " " + model, nil
+	return p, provider + " " + model, nil
 }
 
 // ollamaURL turns OLLAMA_HOST ("host:port", "http://host:port" or empty)

@@ -1,4 +1,4 @@
-// Command custom-provider implements agentrt.Provider for an in-house model
+// Command custom-provider implements agentrt.Planner for an in-house model
 // server in a page of code (provider.go) and runs an agent on it. Offline:
 // it starts a stand-in for the server on loopback, a "model" that calls the
 // add tool once and then answers; point -url at your server instead.
@@ -46,7 +46,7 @@ func run(ctx context.Context, url string, w io.Writer) error {
 	ag := &agentrt.Agent{
 		Instructions: "Use the tools for arithmetic.",
 		Tools:        []agentrt.Tool{add},
-		Planner:      agentrt.ModelPlanner(&InHouse{BaseURL: url}),
+		Planner:      &InHouse{BaseURL: url},
 	}
 	for ev, err := range ag.Run(ctx, "s", "What is 2+40?") {
 		if err != nil {

@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 // The adapter passes the scenarios of the provider conformance suite that
 // the stand-in server can play.
 func TestConformance(t *testing.T) {
-	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Provider {
+	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Planner {
 		var h http.Handler
 		switch scenario {
 		case agenttest.ScenarioText:

@@ -46,18 +46,18 @@ type wireResponse struct {
 	} `json:"usage"`
 }
 
-// InHouse is an agentrt.Provider for the in-house server: the whole
+// InHouse is an agentrt.Planner for the in-house server: the whole
 // adapter is this page.
 type InHouse struct {
 	BaseURL string
 	Client  *http.Client
 }
 
-var _ agentrt.Provider = (*InHouse)(nil)
+var _ agentrt.Planner = (*InHouse)(nil)
 
-// Generate implements agentrt.Provider. It does not stream, so it ignores
+// Plan implements agentrt.Planner. It does not stream, so it ignores
 // req.OnText; the runtime then shows the text when the message arrives.
-func (p *InHouse) Generate(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (p *InHouse) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	wreq := wireRequest{System: req.System}
 	for _, t := range req.Tools {
 		wreq.Tools = append(wreq.Tools, wireTool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})

@@ -19,6 +19,7 @@ import (
 	"os"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/examples/internal/modelenv"
 )
@@ -53,7 +54,7 @@ func run(ctx context.Context, w io.Writer, provider, model string) error {
 	if err != nil {
 		return err
 	}
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 
 	// The specialist knows how to convert units.
 	convert := agentrt.NewTool("to_fahrenheit", "Convert Celsius to Fahrenheit.",
@@ -71,9 +72,9 @@ func run(ctx context.Context, w io.Writer, provider, model string) error {
 	coordinator := &agentrt.Agent{
 		Name:         "coordinator",
 		Instructions: "You answer questions, delegating unit conversions to the units agent.",
-		Tools:        []agentrt.Tool{agentrt.AgentTool(units, "units", "Ask the units specialist to convert a quantity.", nil)},
+		Tools:        []agentrt.Tool{agentrt.AgentTool(units, "units", "Ask the units specialist to convert a quantity.")},
 		Store:        store,
-		Hooks:        []agentrt.Hooks{agentrt.LogHooks(slog.New(slog.NewTextHandler(io.Discard, nil)))},
+		Hooks:        []agentrt.Hooks{agentslog.Hooks(slog.New(slog.NewTextHandler(io.Discard, nil)))},
 		Planner:      coordPlanner,
 	}
 

@@ -128,7 +128,7 @@ func run(ctx context.Context, mem memory.Store, docs fs.FS, questions []string, 
 	fmt.Fprintln(w, "planner: scripted (offline; no model is called)")
 	fmt.Fprintf(w, "ingested %d sections from %d Markdown files\n", n, files)
 
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	agent := func(planner agentrt.Planner) *agentrt.Agent {
 		return &agentrt.Agent{
 			Instructions: "Answer from the documents and cite file and heading.",
@@ -166,7 +166,11 @@ func run(ctx context.Context, mem memory.Store, docs fs.FS, questions []string, 
 		return err
 	}
 	fmt.Fprintf(w, "session chat-2: the hook showed the model:\n%s\n", indent(strings.TrimPrefix(shown, "Answer from the documents and cite file and heading.\n\n")))
-	for _, rec := range store.Records("chat-2") {
+	recs, err := store.LoadRecords(ctx, "chat-2")
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
 		if rec.Kind == memory.RecordKind {
 			fmt.Fprintf(w, "and recorded it in the session: %s record %s\n", rec.Kind, rec.Data)
 		}

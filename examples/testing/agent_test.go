@@ -19,7 +19,7 @@ import (
 func TestAgentWithScript(t *testing.T) {
 	t.Parallel()
 	script := scripted()
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	events, err := agenttest.Collect(NewAgent(script, store).Run(context.Background(), "s", Question))
 	require.NoError(t, err)
 	script.AssertDone(t)
@@ -58,7 +58,7 @@ func TestGoldenReplay(t *testing.T) {
 	t.Parallel()
 	recorded := loadRecorded(t)
 	replay := agenttest.Replay(recorded)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	_, err := agenttest.Collect(NewAgent(replay, store).Run(context.Background(), "replay", recorded[0].Content))
 	require.NoError(t, err)
 	got, _ := store.Load(context.Background(), "replay")
@@ -73,7 +73,7 @@ func TestGoldenReplay(t *testing.T) {
 func TestGoldenReplayCatchesChange(t *testing.T) {
 	t.Parallel()
 	recorded := loadRecorded(t)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := NewAgent(agenttest.Replay(recorded), store)
 	ag.Tools[0] = agentrt.NewTool("weather", "Temperature in °F.", func(_ context.Context, in WeatherIn) (float64, error) {
 		return 53.6, nil

@@ -49,7 +49,7 @@ func main() {
 	}
 	var planner agentrt.Planner = scripted()
 	if *provider == "openai" {
-		planner = agentrt.ModelPlanner(openai.New(oai.NewClient(option.WithMaxRetries(0)), *model, nil))
+		planner = openai.New(oai.NewClient(option.WithMaxRetries(0)), *model, nil)
 	}
 	dir := filepath.Join("examples", "testing", "testdata")
 	if _, err := os.Stat(dir); err != nil {

@@ -4,7 +4,7 @@
 // person to Approve or Deny every file write.
 //
 // An approval does not keep anything waiting on the server: the run stops
-// (agentrt.AskLater, StopPending) with the pending call recorded in the
+// (agentrt.Decision.Pending, StopPending) with the pending call recorded in the
 // session file, and the click resumes it (Agent.Resume), from this
 // process or from the next one after a restart. Sessions are listed on
 // the page and can be resumed.

@@ -72,14 +72,14 @@ func (s *server) Close() error { return s.store.Close() }
 // approveWrites lets read-only tools run and leaves every write to the
 // person at the page, who answers later: the run stops until then. A
 // path that leaves the workspace is refused without asking.
-func approveWrites(_ context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+func approveWrites(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	}
 	if in, ok := req.Input.(WriteIn); ok && !filepath.IsLocal(in.Path) {
-		return agentrt.Deny(fmt.Sprintf("permission denied: %q is outside the workspace", in.Path)), nil
+		return agentrt.Decision{Reason: fmt.Sprintf("permission denied: %q is outside the workspace", in.Path)}, nil
 	}
-	return agentrt.AskLater(), nil
+	return agentrt.Decision{Pending: true}, nil
 }
 
 // sessionJSON is a session in the list.

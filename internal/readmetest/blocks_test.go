@@ -8,6 +8,7 @@ package readmetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agentotel"
+	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/mcptool"
 	"github.com/agentrt/agentrt/provider/anthropic"
@@ -40,7 +42,7 @@ type WriteIn struct {
 
 func isFriday() bool { return time.Now().Weekday() == time.Friday }
 
-func sixtySeconds(ctx context.Context, provider agentrt.Provider) error {
+func sixtySeconds(ctx context.Context, provider agentrt.Planner) error {
 	type AddIn struct {
 		A int `json:"a" jsonschema:"description=first addend" validate:"required"`
 		B int `json:"b" validate:"required"`
@@ -53,7 +55,7 @@ func sixtySeconds(ctx context.Context, provider agentrt.Provider) error {
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant.",
 		Tools:        []agentrt.Tool{add},
-		Planner:      agentrt.ModelPlanner(provider), // e.g. openai.New(client, "gpt-4.1-mini", nil)
+		Planner:      provider, // e.g. openai.New(client, "gpt-4.1-mini", nil)
 		Permission:   agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
 		MaxTurns:     20,
 	}
@@ -76,26 +78,26 @@ func permissions(ag *agentrt.Agent) {
 	ag.Permission = agentrt.AllowReadOnly()                                        // the default: write tools are denied
 	ag.Permission = agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)) // y / n / always
 	ag.Permission = agentrt.AllowAll()                                             // trusted setups only
-	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
 		in, ok := req.Input.(WriteIn) // the decoded, validated input of write_file
 		if !ok || strings.HasPrefix(in.Path, "/etc") {
-			return agentrt.Deny("only write_file outside /etc is allowed"), nil
+			return agentrt.Decision{Reason: "only write_file outside /etc is allowed"}, nil
 		}
-		return agentrt.Allow(), nil
+		return agentrt.Decision{Allow: true}, nil
 	})
 }
 
 func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
-	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}
-		return agentrt.AskLater(), nil // a person decides, in a browser, maybe tomorrow
+		return agentrt.Decision{Pending: true}, nil // a person decides, in a browser, maybe tomorrow
 	})
-	var pending []*agentrt.PermissionRequest
+	var pending []*agentrt.ToolInvocation
 	for ev, err := range ag.Run(ctx, "s1", "Write the report.") {
 		if err != nil {
 			return err
@@ -113,8 +115,8 @@ func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
 	return nil
 }
 
-func limits(cheapModel agentrt.Provider) *agentrt.Agent {
-	_ = &agentrt.Summarizer{Provider: cheapModel}
+func limits(cheapModel agentrt.Planner) *agentrt.Agent {
+	_ = &agentrt.Summarizer{Planner: cheapModel}
 	ag := &agentrt.Agent{
 		// ...
 		MaxTurns:      20,                                  // default 20
@@ -128,7 +130,7 @@ func limits(cheapModel agentrt.Provider) *agentrt.Agent {
 			Prices:      agentrt.Prices{Input: 3, Output: 15}, // per million tokens
 			MaxDuration: 10 * time.Minute,
 		},
-		Compressor:    agentrt.Window{}, // or &agentrt.Summarizer{Provider: cheapModel}
+		Compressor:    agentrt.Window{}, // or &agentrt.Summarizer{Planner: cheapModel}
 		ContextTokens: 100_000,
 	}
 	return ag
@@ -136,12 +138,12 @@ func limits(cheapModel agentrt.Provider) *agentrt.Agent {
 
 func hooks(ag *agentrt.Agent) {
 	ag.Hooks = []agentrt.Hooks{
-		agentrt.LogHooks(slog.Default()),          // one record per planner call, tool call and run
+		agentslog.Hooks(slog.Default()),           // one record per planner call, tool call and run
 		agentotel.Hooks(otel.GetTracerProvider()), // GenAI-convention spans: invoke_agent, chat, execute_tool
 		{
 			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
 				if call.Tool.Name == "deploy" && isFriday() {
-					return ctx, agentrt.BlockCall("no deploys on Fridays") // the model sees the reason
+					return ctx, errors.New("no deploys on Fridays") // the model sees the reason
 				}
 				return ctx, nil
 			},
@@ -164,7 +166,7 @@ func typed(ctx context.Context, ag *agentrt.Agent) error {
 func subAgents(coordinator *agentrt.Agent, unitTools []agentrt.Tool, planner agentrt.Planner) {
 	units := &agentrt.Agent{Name: "units", Instructions: "You convert units.", Tools: unitTools, Planner: planner}
 	coordinator.Tools = append(coordinator.Tools,
-		agentrt.AgentTool(units, "units", "Ask the units specialist.", nil))
+		agentrt.AgentTool(units, "units", "Ask the units specialist."))
 	// the child runs in session "<parent>~units~<tool_use_id>", linked from the parent;
 	// its events arrive as agentrt.SubAgentEvent; the parent's permission checker decides its calls
 }
@@ -240,10 +242,10 @@ func providers(ag *agentrt.Agent) error {
 	}
 	llama := openai.NewCompatible("http://localhost:11434/v1", "ollama", "llama3.2", nil) // Ollama, vLLM, llama.cpp, LM Studio, DeepSeek...
 
-	ag.Planner = agentrt.ModelPlanner(claude) // or gpt, gem, llama
-	_ = []agentrt.Provider{gpt, claude, gem, llama}
+	ag.Planner = claude // or gpt, gem, llama
+	_ = []agentrt.Planner{gpt, claude, gem, llama}
 
-	var inHouse agentrt.Provider = agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	var inHouse agentrt.Planner = agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		text, err := callMyServer(ctx, req.System, req.Messages)
 		if err != nil {
 			return nil, err

@@ -34,7 +34,7 @@ var readmeRuns = map[string]func(t *testing.T) error{
 	},
 	"deferredApprovals": func(t *testing.T) error {
 		var written []string
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		model := agenttest.Script(
 			agenttest.CallTool("write_file", `{"path":"report.txt","text":"all good"}`),
 			agenttest.Reply("written"),
@@ -233,10 +233,10 @@ func TestRunBlockCatchesPanics(t *testing.T) {
 	// caught by checkRun.
 	ag := &agentrt.Agent{
 		Tools: []agentrt.Tool{readTool()},
-		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			in := req.Input.(WriteIn)
 			_ = in
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}),
 		Planner: agenttest.Script(agenttest.CallTool("read_file", `{"path":"a"}`), agenttest.Reply("ok")),
 	}

@@ -2,6 +2,11 @@
 // character, for the runtime's and the JSON planner's messages.
 package textcut
 
+import (
+	"strings"
+	"unicode/utf8"
+)
+
 // Prefix returns the longest prefix of s of at most n bytes that does not
 // end inside a UTF-8 character.
 func Prefix(s string, n int) string {
@@ -12,6 +17,18 @@ func Prefix(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Title returns text on one line (runs of white space become one space),
+// cut to 60 characters with "…" as the 60th when it is longer: the title
+// of a session whose first user message is text (agentrt.SessionInfo).
+func Title(text string) string {
+	t := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(t) > 60 {
+		r := []rune(t)
+		t = string(r[:59]) + "…"
+	}
+	return t
 }
 
 // Ellipsis returns s, or its Prefix of n bytes followed by "…" when s is

@@ -23,3 +23,20 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+func TestTitle(t *testing.T) {
+	long := ""
+	for range 70 {
+		long += "é"
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"  What is\n2+40?\t ", "What is 2+40?"},
+		{long[:60*2], long[:60*2]}, // 60 characters: kept
+		{long, long[:59*2] + "…"},  // 70: cut to 59 and "…", by character
+	} {
+		if got := Title(tc.in); got != tc.want {
+			t.Errorf("Title(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -71,12 +71,12 @@ func TestAgentEndToEnd(t *testing.T) {
 		sseReply(fixture(t, "written/agent-2-calculator-call.sse")),
 		sseReply(fixture(t, "written/agent-3-final-answer.sse")),
 	)
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	tools := seedTools()
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",
 		Tools:        tools,
-		Planner:      agentrt.ModelPlanner(r.provider("claude-sonnet-4-5", nil)),
+		Planner:      r.provider("claude-sonnet-4-5", nil),
 		Permission:   agentrt.AllowAll(),
 		Store:        store,
 	}
@@ -150,7 +150,7 @@ func TestAgentToolErrorReachesModel(t *testing.T) {
 	)
 	ag := &agentrt.Agent{
 		Tools:      seedTools(),
-		Planner:    agentrt.ModelPlanner(r.provider("claude-sonnet-4-5", nil)),
+		Planner:    r.provider("claude-sonnet-4-5", nil),
 		Permission: agentrt.AllowAll(),
 	}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "s1", "Weather in Beijing and Atlantis?"))

@@ -42,7 +42,7 @@ type Options struct {
 	// built by NewFromAPIKey, the SDK's default of 2 retries for one built
 	// by anthropic.NewClient without option.WithMaxRetries. A negative value
 	// disables retries. A stream that breaks after its first byte is not
-	// retried: Generate returns the error. The runtime retries on its own
+	// retried: Plan returns the error. The runtime retries on its own
 	// (see [agentrt.RetryPolicy] and the package doc's "Retries").
 	MaxRetries int
 
@@ -71,7 +71,7 @@ type Options struct {
 	ExtraFields map[string]any
 }
 
-// Provider is the [agentrt.Provider] for the Anthropic Messages API. It is
+// Provider is the [agentrt.Planner] for the Anthropic Messages API. It is
 // safe for concurrent use; it holds no state between calls.
 type Provider struct {
 	client    sdk.Client
@@ -83,7 +83,7 @@ type Provider struct {
 }
 
 var (
-	_ agentrt.Provider  = (*Provider)(nil)
+	_ agentrt.Planner   = (*Provider)(nil)
 	_ agentrt.Describer = (*Provider)(nil)
 )
 
@@ -139,7 +139,7 @@ func (p *Provider) Describe() agentrt.ProviderInfo {
 
 const providerName = "anthropic"
 
-// Generate sends one Messages API call and returns the assistant message.
+// Plan sends one Messages API call and returns the assistant message.
 //
 // When req.OnText is set it streams (POST /v1/messages with "stream":
 // true), calls OnText with each text delta on the calling goroutine, and
@@ -152,9 +152,9 @@ const providerName = "anthropic"
 // [agentrt.ErrContextLength], [agentrt.ErrInvalidRequest] or
 // [agentrt.ErrBadResponse] (a truncated or malformed body or stream, never
 // returned as a partial success); Kind is nil for a failure the adapter
-// cannot classify (such as missing credentials). When ctx is done, Generate
+// cannot classify (such as missing credentials). When ctx is done, Plan
 // returns promptly with an error wrapping ctx.Err() instead.
-func (p *Provider) Generate(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (p *Provider) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	params, err := p.newParams(req)
 	if err != nil {
 		return nil, err

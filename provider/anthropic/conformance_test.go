@@ -19,7 +19,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	const model = "claude-sonnet-4-5"
 	rateLimited := errorReply(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, "Retry-After", "0")
-	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Provider {
+	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Planner {
 		switch scenario {
 		case agenttest.ScenarioText:
 			return newReplay(t, jsonReply(fixture(t, "text.json"))).provider(model, nil)
@@ -72,7 +72,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceRequestShape(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, jsonReply(fixture(t, "text.json")))
-	_, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), agenttest.ConformanceRequest())
+	_, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), agenttest.ConformanceRequest())
 	require.NoError(t, err)
 	body := r.only().json(t)
 	assert.EqualValues(t, 256, body["max_tokens"])

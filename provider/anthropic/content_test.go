@@ -63,7 +63,7 @@ func TestImageInputRecorded(t *testing.T) {
 			if stream {
 				req.OnText = func(string) {}
 			}
-			resp, err := r.provider("claude-sonnet-4-20250514", nil).Generate(context.Background(), req)
+			resp, err := r.provider("claude-sonnet-4-20250514", nil).Plan(context.Background(), req)
 			require.NoError(t, err)
 			want := fixtureJSON(t, name+".request.json")
 			got := r.only().json(t)
@@ -91,7 +91,7 @@ func TestToolResultImageRecorded(t *testing.T) {
 	require.NoError(t, err)
 
 	r := newReplay(t, jsonReply(fixture(t, "tool-result-image.response.json")))
-	resp, err := r.provider("claude-sonnet-4-20250514", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-20250514", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		System: "You are a helpful assistant",
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("Take a screenshot of the desktop"),
@@ -134,7 +134,7 @@ func TestThinkingToolCallAndFollowupRecorded(t *testing.T) {
 		ToolChoice: agentrt.ToolChoice{Mode: "auto"},
 		MaxTokens:  4096,
 	}
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	require.Len(t, resp.Message.Blocks, 2)
 	th := resp.Message.Blocks[0]
@@ -152,7 +152,7 @@ func TestThinkingToolCallAndFollowupRecorded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &stored))
 	req2 := *req
 	req2.Messages = []agentrt.Message{user, stored, agentrt.NewToolResult("toolu_014azqsWLU8Djh6RhmBGRC2u", "40 C", false)}
-	resp2, err := p.Generate(context.Background(), &req2)
+	resp2, err := p.Plan(context.Background(), &req2)
 	require.NoError(t, err)
 	reqs := r.requests()
 	require.Len(t, reqs, 2)
@@ -171,7 +171,7 @@ func TestThinkingStreamRecorded(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, sseReply(fixture(t, "thinking-tool-call-stream.sse")))
 	var deltas []string
-	resp, err := r.provider("claude-sonnet-4-20250514", thinkingOpts).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-20250514", thinkingOpts).Plan(context.Background(), &agentrt.ModelRequest{
 		System:    "You are a helpful assistant",
 		Messages:  []agentrt.Message{agentrt.NewUserMessage("What's the weather in Florence, Italy?")},
 		Tools:     []agentrt.ToolSpec{weatherTool},
@@ -199,7 +199,7 @@ func TestThinkingUsageRecorded(t *testing.T) {
 	// thinking_tokens in message_delta.
 	r := newReplay(t, sseReply(fixture(t, "thinking-omitted-stream.sse")), jsonReply(fixture(t, "thinking-text.json")))
 	p := r.provider("claude-sonnet-5", nil)
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, OnText: func(string) {}})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, OnText: func(string) {}})
 	require.NoError(t, err)
 	th := resp.Message.Blocks[0]
 	assert.Equal(t, agentrt.BlockThinking, th.Type)
@@ -207,7 +207,7 @@ func TestThinkingUsageRecorded(t *testing.T) {
 	assert.NotEmpty(t, th.Signature)
 	assert.Equal(t, agentrt.Usage{InputTokens: 47, OutputTokens: 496, ReasoningTokens: 62}, resp.Usage)
 
-	resp, err = p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+	resp, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 	require.NoError(t, err)
 	assert.Equal(t, 139, resp.Usage.ReasoningTokens)
 	assert.Equal(t, 1699, resp.Usage.OutputTokens)
@@ -220,7 +220,7 @@ func TestThinkingUsageRecorded(t *testing.T) {
 func TestCacheBreakpointsRecorded(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, jsonReply(fixture(t, "cache-control-tool-result-followup.response.json")))
-	_, err := r.provider("claude-sonnet-4-20250514", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := r.provider("claude-sonnet-4-20250514", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		System: "You are a helpful assistant",
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("What's the weather in Florence,Italy?"),
@@ -247,10 +247,10 @@ func TestNoCacheSendsNoBreakpoints(t *testing.T) {
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		Tools:    []agentrt.ToolSpec{weatherTool},
 	}
-	_, err := r.provider("m", &Options{NoCache: true, MaxRetries: -1}).Generate(context.Background(), req)
+	_, err := r.provider("m", &Options{NoCache: true, MaxRetries: -1}).Plan(context.Background(), req)
 	require.NoError(t, err)
 	auto := &Options{MaxRetries: -1, ExtraFields: map[string]any{"cache_control": map[string]any{"type": "ephemeral"}}}
-	_, err = r.provider("m", auto).Generate(context.Background(), req)
+	_, err = r.provider("m", auto).Plan(context.Background(), req)
 	require.NoError(t, err)
 	reqs := r.requests()
 	assert.NotContains(t, string(reqs[0].body), "cache_control")
@@ -268,7 +268,7 @@ func TestPromptCacheSavingRecorded(t *testing.T) {
 	var total agentrt.Usage
 	var usages []agentrt.Usage
 	for range 2 {
-		resp, err := p.Generate(context.Background(), req)
+		resp, err := p.Plan(context.Background(), req)
 		require.NoError(t, err)
 		usages = append(usages, resp.Usage)
 		total = total.Add(resp.Usage)
@@ -295,7 +295,7 @@ func TestToolChoiceRecorded(t *testing.T) {
 	r := newReplay(t, jsonReply(fixture(t, "tool-choice-tool.response.json")))
 	person := agentrt.ToolSpec{Name: "Person", Description: "A person with name, age, and city",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"age":{"description":"The person's age","type":"integer"},"city":{"description":"The city where the person lives","type":"string"},"name":{"description":"The person's name","type":"string"}},"required":["name","age","city"]}`)}
-	resp, err := r.provider("claude-sonnet-4-20250514", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-20250514", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages:   []agentrt.Message{agentrt.NewUserMessage("Generate information about a person named Alice who is 30 years old and lives in Paris.")},
 		Tools:      []agentrt.ToolSpec{person},
 		ToolChoice: agentrt.ToolChoice{Mode: "tool", Name: "Person"},
@@ -323,7 +323,7 @@ func TestToolChoiceModesAndDocumentsWritten(t *testing.T) {
 		{agentrt.ToolChoice{Mode: "required"}, `{"type":"any"}`},
 	} {
 		r := newReplay(t, jsonReply(fixture(t, "text.json")))
-		_, err := r.provider("m", nil).Generate(context.Background(), &agentrt.ModelRequest{
+		_, err := r.provider("m", nil).Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi",
 				agentrt.DocumentBlock("a.pdf", "application/pdf", []byte("%PDF-1.4")),
 				agentrt.DocumentBlock("", "text/plain", []byte("plain")),
@@ -350,14 +350,14 @@ func TestUnsupportedContentRefusedBeforeSending(t *testing.T) {
 		agentrt.ImageBlock("image/bmp", []byte("BM")),
 		agentrt.DocumentBlock("a.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", []byte("PK")),
 	} {
-		_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi", b)}})
+		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi", b)}})
 		require.ErrorIs(t, err, agentrt.ErrUnsupportedContent)
 		require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
 		var pe *agentrt.ProviderError
 		require.True(t, errors.As(err, &pe))
 		assert.Contains(t, pe.Message, b.MediaType)
 	}
-	_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, ToolChoice: agentrt.ToolChoice{Mode: "sometimes"}})
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, ToolChoice: agentrt.ToolChoice{Mode: "sometimes"}})
 	require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
 	assert.Empty(t, r.requests(), "nothing was sent")
 }
@@ -369,7 +369,7 @@ func TestLegacyCarriedThinkingResent(t *testing.T) {
 	r := newReplay(t, jsonReply(fixture(t, "text.json")))
 	use := agentrt.ToolUseBlock("toolu_01", "add", json.RawMessage(`{"a":2,"b":40}`))
 	use.Signature = []byte(`{"anthropic_thinking":[{"type":"thinking","thinking":"I should add.","signature":"EqQBCkYIBxgCKkBsig"}]}`)
-	_, err := r.provider("m", nil).Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+	_, err := r.provider("m", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("What is 2+40?"), agentrt.NewAssistantMessage(use), agentrt.NewToolResult("toolu_01", "42", false),
 	}})
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-// Package anthropic is the [agentrt.Provider] for Anthropic's Claude
+// Package anthropic is the [agentrt.Planner] for Anthropic's Claude
 // models, on the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2)
 // and its Messages API (POST /v1/messages).
 //
@@ -11,7 +11,7 @@
 //	client := sdk.NewClient(option.WithAPIKey(key)) // sdk is anthropic-sdk-go/v2
 //	ag := &agentrt.Agent{
 //		Tools:   tools,
-//		Planner: agentrt.ModelPlanner(anthropic.New(client, "claude-sonnet-4-5", nil)),
+//		Planner: anthropic.New(client, "claude-sonnet-4-5", nil),
 //	}
 //
 // A [Provider] is safe for concurrent use by any number of agents.
@@ -98,7 +98,7 @@
 //
 // # Streaming
 //
-// When ModelRequest.OnText is set, Generate streams and calls OnText with
+// When ModelRequest.OnText is set, Plan streams and calls OnText with
 // each text_delta, on the calling goroutine. input_json_delta fragments are
 // assembled per content block, and the message returned is the one the
 // non-streaming call would return. In a stream, usage is taken from
@@ -139,7 +139,7 @@
 // SDK retry). The SDK's retries, when on, cover connection errors, 408, 409,
 // 429 and 5xx, with exponential backoff and jitter, honouring Retry-After.
 // A stream that fails after it began is not retried. A cancelled context ends the call at once, closing
-// the HTTP stream, and Generate returns an error wrapping ctx.Err().
+// the HTTP stream, and Plan returns an error wrapping ctx.Err().
 //
 // # What is not mapped yet
 //

@@ -17,7 +17,7 @@ import (
 	"github.com/agentrt/agentrt/internal/retryafter"
 )
 
-// convertError maps an error of the SDK to what Generate returns: an error
+// convertError maps an error of the SDK to what Plan returns: an error
 // wrapping ctx.Err() once ctx is done, a *agentrt.ProviderError otherwise.
 func convertError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {

@@ -102,7 +102,7 @@ func TestAPIErrors(t *testing.T) {
 				if stream {
 					req.OnText = func(string) { t.Error("OnText called for an error response") }
 				}
-				resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), req)
+				resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), req)
 				require.Error(t, err)
 				assert.Nil(t, resp)
 				assert.Len(t, r.requests(), 1, "retries are off")
@@ -137,7 +137,7 @@ func TestStreamErrorEvent(t *testing.T) {
 		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
 	r := newReplay(t, sseReply([]byte(stream)))
 	var text string
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		OnText:   func(d string) { text += d },
 	})
@@ -165,7 +165,7 @@ func TestRetries(t *testing.T) {
 		r := newReplay(t,
 			errorReply(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, "Retry-After-Ms", "600"),
 			jsonReply(fixture(t, "text.json")))
-		resp, err := r.provider("claude-sonnet-4-5", &Options{}).Generate(context.Background(), &agentrt.ModelRequest{
+		resp, err := r.provider("claude-sonnet-4-5", &Options{}).Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		})
 		require.NoError(t, err)
@@ -182,7 +182,7 @@ func TestRetries(t *testing.T) {
 	t.Run("529 then stream", func(t *testing.T) {
 		t.Parallel()
 		r := newReplay(t, overloaded, sseReply(fixture(t, "text-stream.sse")))
-		resp, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: 1}).Generate(context.Background(), &agentrt.ModelRequest{
+		resp, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: 1}).Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 			OnText:   func(string) {},
 		})
@@ -193,7 +193,7 @@ func TestRetries(t *testing.T) {
 	t.Run("retries exhausted", func(t *testing.T) {
 		t.Parallel()
 		r := newReplay(t, rateLimited("0"), rateLimited("0"), rateLimited("0.002"))
-		_, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: 2}).Generate(context.Background(), &agentrt.ModelRequest{
+		_, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: 2}).Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		})
 		require.ErrorIs(t, err, agentrt.ErrRateLimited)
@@ -205,7 +205,7 @@ func TestRetries(t *testing.T) {
 	t.Run("negative disables retries", func(t *testing.T) {
 		t.Parallel()
 		r := newReplay(t, overloaded)
-		_, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: -1}).Generate(context.Background(), &agentrt.ModelRequest{
+		_, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: -1}).Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		})
 		require.ErrorIs(t, err, agentrt.ErrOverloaded)
@@ -214,7 +214,7 @@ func TestRetries(t *testing.T) {
 	t.Run("400 is not retried", func(t *testing.T) {
 		t.Parallel()
 		r := newReplay(t, errorReply(400, string(fixture(t, "error-400-invalid-request.response.json"))))
-		_, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: 3}).Generate(context.Background(), &agentrt.ModelRequest{
+		_, err := r.provider("claude-sonnet-4-5", &Options{MaxRetries: 3}).Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		})
 		require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
@@ -232,7 +232,7 @@ func TestConnectionRefused(t *testing.T) {
 		if stream {
 			req.OnText = func(string) {}
 		}
-		_, err := New(client, "claude-sonnet-4-5", &Options{MaxRetries: -1}).Generate(context.Background(), req)
+		_, err := New(client, "claude-sonnet-4-5", &Options{MaxRetries: -1}).Plan(context.Background(), req)
 		require.ErrorIs(t, err, agentrt.ErrOverloaded, "stream=%v", stream)
 		var pe *agentrt.ProviderError
 		require.ErrorAs(t, err, &pe)

@@ -46,7 +46,7 @@ func Example() {
 	client := sdk.NewClient(option.WithAPIKey("sk-ant-..."), option.WithBaseURL(api.URL))
 	p := anthropic.New(client, "claude-sonnet-4-5", &anthropic.Options{MaxTokens: 1024})
 
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:   "You are a friendly assistant.",
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Hello, how are you?")},
 	})
@@ -80,7 +80,7 @@ func Example_agent() {
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools for facts.",
 		Tools:        []agentrt.Tool{weather},
-		Planner:      agentrt.ModelPlanner(anthropic.New(client, "claude-sonnet-4-5", nil)),
+		Planner:      anthropic.New(client, "claude-sonnet-4-5", nil),
 	}
 	for ev, err := range ag.Run(context.Background(), "s1", "What is the sum of today's temperatures in Beijing and Shanghai?") {
 		if err != nil {
@@ -113,5 +113,5 @@ func ExampleNewFromAPIKey() {
 		MaxRetries:  4,
 		ExtraFields: map[string]any{"cache_control": map[string]any{"type": "ephemeral"}},
 	})
-	_ = &agentrt.Agent{Planner: agentrt.ModelPlanner(p)}
+	_ = &agentrt.Agent{Planner: p}
 }

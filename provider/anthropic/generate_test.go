@@ -22,7 +22,7 @@ func TestTextRecorded(t *testing.T) {
 	r := newReplay(t, jsonReply(fixture(t, "text.json")))
 	p := r.provider("claude-sonnet-4-5", nil)
 
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:   "Be brief.",
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Hello, how are you?")},
 	})
@@ -56,7 +56,7 @@ func TestTextStreamRecorded(t *testing.T) {
 	p := r.provider("claude-sonnet-4-5", nil)
 
 	var deltas []string
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Hello, how are you?")},
 		OnText:   func(d string) { deltas = append(deltas, d) },
 	})
@@ -82,7 +82,7 @@ func TestToolCallRecorded(t *testing.T) {
 	r := newReplay(t, jsonReply(fixture(t, "tool-call.json")))
 	p := r.provider("claude-sonnet-4-5", nil)
 
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("What is the weather in Tokyo?")},
 		Tools:    []agentrt.ToolSpec{{Name: "getWeather", Description: "Get the weather for a city.", InputSchema: weatherSchema}},
 	})
@@ -107,7 +107,7 @@ func TestToolCallNoArgsRecorded(t *testing.T) {
 	t.Run("non-streaming", func(t *testing.T) {
 		t.Parallel()
 		r := newReplay(t, jsonReply(fixture(t, "tool-call-no-args.json")))
-		resp, err := r.provider("claude-3-opus-20240229", nil).Generate(context.Background(), &agentrt.ModelRequest{Messages: msgs, Tools: tools})
+		resp, err := r.provider("claude-3-opus-20240229", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs, Tools: tools})
 		require.NoError(t, err)
 		assert.Equal(t, agentrt.NewAssistantMessage(
 			agentrt.TextBlock(thinking),
@@ -120,7 +120,7 @@ func TestToolCallNoArgsRecorded(t *testing.T) {
 		t.Parallel()
 		r := newReplay(t, sseReply(fixture(t, "tool-call-no-args-stream.sse")))
 		var text strings.Builder
-		resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+		resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: msgs, Tools: tools, OnText: func(d string) { text.WriteString(d) },
 		})
 		require.NoError(t, err)
@@ -165,7 +165,7 @@ func assertSameRequest(t *testing.T, want, got map[string]any) {
 func TestParallelToolCallsRecorded(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, jsonReply(fixture(t, "parallel-tool-calls.response.json")))
-	resp, err := r.provider("claude-sonnet-4-20250514", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-20250514", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		System:    parallelSystem,
 		Messages:  []agentrt.Message{parallelUser},
 		Tools:     parallelTools,
@@ -183,7 +183,7 @@ func TestParallelToolCallsRecorded(t *testing.T) {
 func TestParallelToolResultsFollowupRecorded(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, jsonReply(fixture(t, "parallel-tool-results-followup.response.json")))
-	resp, err := r.provider("claude-sonnet-4-20250514", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-20250514", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		System: parallelSystem,
 		Messages: []agentrt.Message{
 			parallelUser,
@@ -206,7 +206,7 @@ func TestParallelToolResultsFollowupRecorded(t *testing.T) {
 func TestToolResultThenUserTextRecorded(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, jsonReply(fixture(t, "tool-result-followup.response.json")))
-	resp, err := r.provider("claude-sonnet-4-6", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-6", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("Search for climate change information."),
 			agentrt.NewAssistantMessage(agentrt.ToolUseBlock("tc1", "search", json.RawMessage(`{"query":"climate change"}`))),
@@ -235,7 +235,7 @@ func TestParallelToolCallsStreamRecorded(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, sseReply(fixture(t, "parallel-tool-calls-stream.sse")))
 	var deltas int
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Search the docs for alpha, beta and gamma at once.")},
 		Tools:    []agentrt.ToolSpec{{Name: "searchDocs", InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)}},
 		OnText:   func(string) { deltas++ },
@@ -266,9 +266,9 @@ func TestSplitArgsStreamRecorded(t *testing.T) {
 	streamed := newReplay(t, sseReply(fixture(t, "tool-call-stream-split-args.sse")))
 	whole := newReplay(t, jsonReply(fixture(t, "tool-call-nested-args.json")))
 
-	sresp, err := streamed.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{Messages: msgs, OnText: func(string) {}})
+	sresp, err := streamed.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs, OnText: func(string) {}})
 	require.NoError(t, err)
-	wresp, err := whole.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{Messages: msgs})
+	wresp, err := whole.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
 	require.NoError(t, err)
 
 	const input = `{"website_path":"/home/user/pace-landing","tasks":[{"description":"Today you post every run to Strava, but Strava does not answer the question: \"What should I do next after this run?\". It is a great log, but it is not adaptive.","type":"feature","passes":false}]}`
@@ -309,7 +309,7 @@ func TestConcurrentUse(t *testing.T) {
 			if i%2 == 1 {
 				req.OnText = func(string) {}
 			}
-			resp, err := p.Generate(context.Background(), req)
+			resp, err := p.Plan(context.Background(), req)
 			errs[i] = err
 			if err == nil {
 				texts[i] = resp.Message.Text()

@@ -19,7 +19,7 @@ import (
 func TestToolResultsGroupedWithIsError(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, jsonReply(fixture(t, "text.json")))
-	_, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("Weather in Paris and Rome, and 2+2?"),
 			agentrt.NewAssistantMessage(
@@ -56,7 +56,7 @@ func TestToolResultsGroupedWithIsError(t *testing.T) {
 func TestMessagesMerged(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, jsonReply(fixture(t, "text.json")))
-	_, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("first"),
 			agentrt.NewUserMessage(""), // empty text is refused by the API: left out
@@ -117,7 +117,7 @@ func TestMaxTokensAndOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newReplay(t, jsonReply(fixture(t, "text.json")))
-			_, err := New(r.client(), "claude-sonnet-4-5", tt.opts).Generate(context.Background(), &agentrt.ModelRequest{
+			_, err := New(r.client(), "claude-sonnet-4-5", tt.opts).Plan(context.Background(), &agentrt.ModelRequest{
 				System:    "sys",
 				Messages:  []agentrt.Message{agentrt.NewUserMessage("hi")},
 				MaxTokens: tt.reqMax,
@@ -141,7 +141,7 @@ func TestOptionsMapIsCopied(t *testing.T) {
 	p := New(r.client(), "claude-sonnet-4-5", &Options{MaxRetries: -1, ExtraFields: extras})
 	extras["service_tier"] = "changed later"
 	extras["other"] = true
-	_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 	require.NoError(t, err)
 	body := r.only().json(t)
 	assert.Equal(t, "auto", body["service_tier"])
@@ -153,7 +153,7 @@ func TestOptionsMapIsCopied(t *testing.T) {
 func TestLargeMaxTokensStreams(t *testing.T) {
 	t.Parallel()
 	r := newReplay(t, sseReply(fixture(t, "text-stream.sse")))
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages:  []agentrt.Message{agentrt.NewUserMessage("hi")},
 		MaxTokens: 64000,
 	})
@@ -169,7 +169,7 @@ func TestResponseSchema(t *testing.T) {
 	r := newReplay(t, jsonReply([]byte(`{"model":"claude-sonnet-4-5","id":"msg_1","type":"message","role":"assistant",
 		"content":[{"type":"text","text":"{\"city\":\"Paris\",\"temp_c\":18}"}],"stop_reason":"end_turn","stop_sequence":null,
 		"usage":{"input_tokens":40,"output_tokens":12}}`)))
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages:       []agentrt.Message{agentrt.NewUserMessage("Weather in Paris as JSON.")},
 		ResponseSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"integer","minimum":-90}},"required":["city","temp_c"]}`),
 	})
@@ -215,7 +215,7 @@ func TestInvalidRequestNotSent(t *testing.T) {
 			r := newReplay(t)
 			req := tt.req
 			req.Messages = append([]agentrt.Message{agentrt.NewUserMessage("hi")}, req.Messages...)
-			_, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &req)
+			_, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &req)
 			require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Empty(t, r.requests(), "nothing is sent")
@@ -227,7 +227,7 @@ func TestDescribe(t *testing.T) {
 	t.Parallel()
 	p := New(newReplay(t).client(), "claude-haiku-4-5", nil)
 	assert.Equal(t, agentrt.ProviderInfo{Name: "anthropic", Model: "claude-haiku-4-5"}, p.Describe())
-	var planner agentrt.Planner = agentrt.ModelPlanner(p)
+	var planner agentrt.Planner = p
 	d, ok := planner.(agentrt.Describer)
 	require.True(t, ok)
 	assert.Equal(t, "anthropic", d.Describe().Name)
@@ -246,7 +246,7 @@ func TestTemperatureWithPinnedVersion(t *testing.T) {
 		option.WithHeader("anthropic-version", "2023-06-01"),
 	)
 	temp := 0.0
-	_, err := New(client, "claude-sonnet-4-5", &Options{Temperature: &temp}).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := New(client, "claude-sonnet-4-5", &Options{Temperature: &temp}).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 	})
 	require.NoError(t, err)

@@ -39,15 +39,15 @@ func resumeAgent(client sdk.Client, store agentrt.SessionStore) *agentrt.Agent {
 		}, agentrt.ReadOnly())
 	p := New(client, "claude-sonnet-4-20250514", thinkingOpts)
 	// Not streamed: the recorded pair of bodies is non-streaming.
-	plain := agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	plain := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		r := *req
 		r.OnText = nil
-		return p.Generate(ctx, &r)
+		return p.Plan(ctx, &r)
 	})
 	return &agentrt.Agent{
 		Instructions:  "You are a helpful assistant",
 		Tools:         []agentrt.Tool{weather},
-		Planner:       agentrt.ModelPlanner(plain),
+		Planner:       plain,
 		Store:         store,
 		MaxTurns:      1,
 		NoFinalAnswer: true,

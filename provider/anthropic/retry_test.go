@@ -44,7 +44,7 @@ func TestNewFromAPIKeyClientDoesNotRetry(t *testing.T) { // not parallel: t.Sete
 
 	calls := failingServer(t)
 	p := anthropic.NewFromAPIKey("key", "m", nil)
-	_, err := p.Generate(ctx, req)
+	_, err := p.Plan(ctx, req)
 	var pe *agentrt.ProviderError
 	require.True(t, errors.As(err, &pe), "%v", err)
 	assert.True(t, pe.Retryable())
@@ -52,7 +52,7 @@ func TestNewFromAPIKeyClientDoesNotRetry(t *testing.T) { // not parallel: t.Sete
 
 	calls.Store(0)
 	ag := &agentrt.Agent{
-		Planner: agentrt.ModelPlanner(p),
+		Planner: p,
 		Retry:   agentrt.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
 	}
 	_, err = agenttest.Collect(ag.Run(ctx, "s", "hi"))
@@ -62,7 +62,7 @@ func TestNewFromAPIKeyClientDoesNotRetry(t *testing.T) { // not parallel: t.Sete
 	// Options.MaxRetries turns the SDK's retries on (and the count sees them).
 	calls = failingServer(t)
 	p = anthropic.NewFromAPIKey("key", "m", &anthropic.Options{MaxRetries: 1})
-	_, err = p.Generate(ctx, req)
+	_, err = p.Plan(ctx, req)
 	require.Error(t, err)
 	assert.EqualValues(t, 2, calls.Load())
 }

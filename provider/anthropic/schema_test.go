@@ -45,7 +45,7 @@ func TestToolSchemaSentAsIs(t *testing.T) {
 	t.Parallel()
 	spec := tripSpec(t)
 	r := newReplay(t, jsonReply(fixture(t, "text.json")))
-	_, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Plan a trip.")},
 		Tools:    []agentrt.ToolSpec{spec},
 	})

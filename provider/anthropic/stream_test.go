@@ -89,7 +89,7 @@ data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta"
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newReplay(t, sseReply(tt.body))
-			resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+			resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 				Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 				OnText:   func(string) {},
 			})
@@ -116,7 +116,7 @@ func TestStreamConnectionDropped(t *testing.T) {
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // close the connection mid-body
 	}})
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		OnText:   func(string) {},
 	})
@@ -133,7 +133,7 @@ func TestStreamToolInputCutByMaxTokens(t *testing.T) {
 	body := bytes.Replace(split, []byte(`"partial_json":"}"`), []byte(`"partial_json":""`), 1)
 	body = bytes.Replace(body, []byte(`"stop_reason":"tool_use"`), []byte(`"stop_reason":"max_tokens"`), 1)
 	r := newReplay(t, sseReply(body))
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		OnText:   func(string) {},
 	})
@@ -159,7 +159,7 @@ func TestBrokenBodies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newReplay(t, jsonReply(tt.body))
-			resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+			resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 				Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 			})
 			assert.Nil(t, resp)
@@ -170,7 +170,7 @@ func TestBrokenBodies(t *testing.T) {
 }
 
 // Cancelling the context mid-stream stops the HTTP stream at once: the
-// server sees its request's context end, and Generate returns an error
+// server sees its request's context end, and Plan returns an error
 // wrapping context.Canceled, not a ProviderError. Written here.
 func TestCancelMidStream(t *testing.T) {
 	t.Parallel()
@@ -200,7 +200,7 @@ func TestCancelMidStream(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		var deltas []string
-		resp, err := p.Generate(ctx, &agentrt.ModelRequest{
+		resp, err := p.Plan(ctx, &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 			OnText: func(d string) {
 				deltas = append(deltas, d)
@@ -218,7 +218,7 @@ func TestCancelMidStream(t *testing.T) {
 		assert.NotErrorAs(t, res.err, &pe, "cancellation is not a provider failure")
 		assert.Equal(t, []string{"Hello"}, res.deltas)
 	case <-time.After(10 * time.Second):
-		t.Fatal("Generate did not return after cancellation")
+		t.Fatal("Plan did not return after cancellation")
 	}
 	select {
 	case <-serverSawCancel:
@@ -235,7 +235,7 @@ func TestCancelledBeforeCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, onText := range []func(string){nil, func(string) {}} {
-		_, err := r.provider("claude-sonnet-4-5", nil).Generate(ctx, &agentrt.ModelRequest{
+		_, err := r.provider("claude-sonnet-4-5", nil).Plan(ctx, &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 			OnText:   onText,
 		})
@@ -274,7 +274,7 @@ func TestUsageWithCache(t *testing.T) {
 	r := newReplay(t, jsonReply(body), sseReply(stream))
 	p := r.provider("claude-sonnet-4-5", nil)
 	for _, onText := range []func(string){nil, func(string) {}} {
-		resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, OnText: onText})
+		resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, OnText: onText})
 		require.NoError(t, err)
 		assert.Equal(t, want, resp.Usage, "message_delta without input counts keeps message_start's")
 		assert.Equal(t, "ok", resp.Message.Text())
@@ -300,7 +300,7 @@ func TestFinishReasons(t *testing.T) {
 		})
 		require.NoError(t, err)
 		r := newReplay(t, jsonReply(body))
-		resp, err := r.provider("m", nil).Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+		resp, err := r.provider("m", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 		require.NoError(t, err, reason)
 		assert.Equal(t, want, resp.Finish, reason)
 	}
@@ -386,7 +386,7 @@ func TestThinkingCarried(t *testing.T) {
 	var deltas []string
 	var msgs []agentrt.Message
 	for _, onText := range []func(string){nil, func(d string) { deltas = append(deltas, d) }} {
-		resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, OnText: onText})
+		resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, OnText: onText})
 		require.NoError(t, err)
 		// Thinking and redacted thinking are blocks of their own.
 		assert.Equal(t, agentrt.NewAssistantMessage(
@@ -407,7 +407,7 @@ func TestThinkingCarried(t *testing.T) {
 	var back agentrt.Message
 	require.NoError(t, json.Unmarshal(stored, &back))
 
-	_, err = p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+	_, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("hi"),
 		back,
 		agentrt.NewToolResult("toolu_1", "18C", false),
@@ -434,14 +434,14 @@ func TestForeignSignatureAndTrailingThinking(t *testing.T) {
 		"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
 	r := newReplay(t, jsonReply(body), jsonReply(fixture(t, "text.json")))
 	p := r.provider("m", nil)
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock("Done."),
 		agentrt.Block{Type: agentrt.BlockThinking, Text: "Nothing more.", Signature: []byte("sig"), Provider: "anthropic"}), resp.Message)
 
 	foreign := agentrt.ToolUseBlock("call_1", "weather", json.RawMessage(`{"city":"Oslo"}`))
 	foreign.Signature, foreign.Provider = []byte("gemini-thought-signature"), "gemini"
-	_, err = p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+	_, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("hi"),
 		resp.Message,
 		agentrt.NewUserMessage("and Oslo?"),
@@ -468,7 +468,7 @@ func TestStreamToolInputInBlockStart(t *testing.T) {
 	body = bytes.Replace(body, []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\"}}\n\n"), nil, 1)
 	require.NotContains(t, string(body), "input_json_delta")
 	r := newReplay(t, sseReply(body))
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		OnText:   func(string) {},
 	})
@@ -486,7 +486,7 @@ func TestCancelWithBufferedStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var deltas []string
-	resp, err := r.provider("claude-sonnet-4-5", nil).Generate(ctx, &agentrt.ModelRequest{
+	resp, err := r.provider("claude-sonnet-4-5", nil).Plan(ctx, &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		OnText: func(d string) {
 			deltas = append(deltas, d)

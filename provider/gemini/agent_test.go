@@ -59,11 +59,11 @@ func TestAgentWeatherAndCalculator(t *testing.T) {
 			}
 			return in.A / in.B, nil
 		}, agentrt.ReadOnly())
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools.",
 		Tools:        []agentrt.Tool{weather, calculator},
-		Planner:      agentrt.ModelPlanner(p),
+		Planner:      p,
 		Permission:   agentrt.AllowAll(),
 		Store:        store,
 	}

@@ -12,7 +12,7 @@ import (
 // The conformance suite of agentrt providers, against replay servers of
 // the recorded fixtures (and of the error bodies written here).
 func TestConformance(t *testing.T) {
-	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Provider {
+	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Planner {
 		var replies []reply
 		switch scenario {
 		case agenttest.ScenarioText:

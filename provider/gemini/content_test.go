@@ -44,7 +44,7 @@ func TestImageInputRecorded(t *testing.T) {
 			if stream {
 				req.OnText = func(string) {}
 			}
-			got, err := p.Generate(context.Background(), req)
+			got, err := p.Plan(context.Background(), req)
 			require.NoError(t, err)
 			want := decode(t, fixture(t, name+".request.json"))
 			body := srv.only(t).Body
@@ -83,7 +83,7 @@ func TestThinkingToolCallAndFollowupRecorded(t *testing.T) {
 		Tools:      []agentrt.ToolSpec{weatherThinking},
 		ToolChoice: agentrt.ToolChoice{Mode: "auto"},
 	}
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	require.Len(t, resp.Message.Blocks, 2)
 	th, call := resp.Message.Blocks[0], resp.Message.Blocks[1]
@@ -103,7 +103,7 @@ func TestThinkingToolCallAndFollowupRecorded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &stored))
 	req2 := *req
 	req2.Messages = []agentrt.Message{user, stored, agentrt.NewToolResult("v3yybtcf", "40 C", false)}
-	resp2, err := p.Generate(context.Background(), &req2)
+	resp2, err := p.Plan(context.Background(), &req2)
 	require.NoError(t, err)
 
 	for i, name := range []string{"thinking-tool-call.request.json", "thinking-tool-result-followup.request.json"} {
@@ -137,7 +137,7 @@ func TestThinkingStreamRecorded(t *testing.T) {
 	p, _ := newTestProvider(t, srv, &Options{ExtraFields: map[string]any{
 		"generationConfig": map[string]any{"thinkingConfig": map[string]any{"includeThoughts": true, "thinkingBudget": 128}}}})
 	var deltas []string
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:     "You are a helpful assistant",
 		Messages:   []agentrt.Message{agentrt.NewUserMessage("What's the weather in Florence, Italy?")},
 		Tools:      []agentrt.ToolSpec{weatherThinking},
@@ -163,7 +163,7 @@ func TestTextSignatureRecorded(t *testing.T) {
 	t.Parallel()
 	srv := newReplayServer(t, ok(t, "thinking-level-low.json"), ok(t, "text.json"))
 	p, _ := newTestProvider(t, srv, nil)
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("Hi")}})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("Hi")}})
 	require.NoError(t, err)
 	b := resp.Message.Blocks[0]
 	assert.Equal(t, "Hello! How can I help you today?", b.Text)
@@ -171,7 +171,7 @@ func TestTextSignatureRecorded(t *testing.T) {
 	assert.Equal(t, agentrt.Usage{InputTokens: 2, OutputTokens: 9}, resp.Usage)
 
 	// Sent back on the text part.
-	_, err = p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+	_, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("Hi"), resp.Message, agentrt.NewUserMessage("Bye")}})
 	require.NoError(t, err)
 	jsonEq(t, `{"role":"model","parts":[{"text":"Hello! How can I help you today?","thoughtSignature":"`+base64.StdEncoding.EncodeToString(b.Signature)+`"}]}`,
@@ -187,7 +187,7 @@ func TestToolChoiceRecorded(t *testing.T) {
 	catalog := agentrt.ToolSpec{Name: "catalogSearch", Description: "Returns catalog metadata and a PDF page.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
 	for _, choice := range []agentrt.ToolChoice{{Mode: "tool", Name: "catalogSearch"}, {Mode: "none"}, {Mode: "required"}} {
-		_, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("Call catalogSearch once, then say whether metadata was returned. Do not inspect the PDF.")},
 			Tools:    []agentrt.ToolSpec{catalog}, ToolChoice: choice, MaxTokens: 64,
 		})
@@ -209,7 +209,7 @@ func TestContentPartsWritten(t *testing.T) {
 	srv := newReplayServer(t, ok(t, "text.json"))
 	p, _ := newTestProvider(t, srv, nil)
 	png := []byte("\x89PNG")
-	_, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("Read these.",
 				agentrt.DocumentBlock("a.pdf", "application/pdf", []byte("%PDF")),
@@ -237,12 +237,12 @@ func TestUnsupportedAndEmptyRefusedBeforeSending(t *testing.T) {
 		{agentrt.NewUserMessage("hi"), agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c", "t", nil)),
 			{Role: agentrt.RoleTool, ToolUseID: "c", Blocks: []agentrt.Block{agentrt.ImageBlock("image/gif", []byte("GIF"))}}},
 	} {
-		_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: msgs})
+		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
 		require.ErrorIs(t, err, agentrt.ErrUnsupportedContent)
 	}
 	// An empty user text leaves nothing to send: a clear error, not a
 	// request the API refuses.
-	_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("")}})
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("")}})
 	require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "nothing to send")
 	assert.Empty(t, srv.reqs(), "nothing was sent")
@@ -255,7 +255,7 @@ func TestForeignThinkingDropped(t *testing.T) {
 	p, _ := newTestProvider(t, srv, nil)
 	use := agentrt.ToolUseBlock("toolu_1", "weather", json.RawMessage(`{"location":"Oslo"}`))
 	use.Signature = []byte(`{"anthropic_thinking":[]}`)
-	_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("Oslo?"),
 		agentrt.NewAssistantMessage(agentrt.Block{Type: agentrt.BlockThinking, Text: "hmm", Signature: []byte("sig"), Provider: "anthropic"}, use),
 		agentrt.NewToolResult("toolu_1", "5C", false),

@@ -1,5 +1,5 @@
 // Package gemini adapts Google's Gemini models to agentrt: its [Provider]
-// implements [agentrt.Provider] on the official Go SDK,
+// implements [agentrt.Planner] on the official Go SDK,
 // google.golang.org/genai, for the Gemini API and for Vertex AI.
 //
 // Build the SDK client as usual (API key or Google Cloud credentials,
@@ -11,7 +11,7 @@
 //	ag := &agentrt.Agent{
 //		Instructions: "You are a careful assistant.",
 //		Tools:        tools,
-//		Planner:      agentrt.ModelPlanner(gemini.New(client, "gemini-2.5-flash", nil)),
+//		Planner:      gemini.New(client, "gemini-2.5-flash", nil),
 //	}
 //
 // # What is mapped
@@ -118,13 +118,13 @@
 // function call, or with an undecodable event, is an
 // [agentrt.ErrBadResponse] error, never a partial answer; an error event in
 // the stream is reported by its status. Cancelling ctx closes the HTTP
-// stream at once and Generate returns an error wrapping ctx.Err().
+// stream at once and Plan returns an error wrapping ctx.Err().
 //
 // # Errors and retries
 //
 // Errors are *[agentrt.ProviderError] with Code set to the google.rpc
 // status ("RESOURCE_EXHAUSTED", ...) and Err the SDK's genai.APIError; see
-// [Provider.Generate] for the kinds. An invalid API key, which the Gemini
+// [Provider.Plan] for the kinds. An invalid API key, which the Gemini
 // API reports as HTTP 400 with reason API_KEY_INVALID, is [agentrt.ErrAuth];
 // "The input token count (N) exceeds the maximum number of tokens allowed
 // (M)." is [agentrt.ErrContextLength]. The delay of the google.rpc.RetryInfo

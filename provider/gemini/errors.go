@@ -17,7 +17,7 @@ import (
 // callInfoKey keys the *callInfo of one attempt in the request context.
 type callInfoKey struct{}
 
-// callInfo is what one attempt of Generate learns besides the SDK's
+// callInfo is what one attempt of Plan learns besides the SDK's
 // result: whether any chunk arrived, and what the HTTP response said when
 // the client's transport is a retryAfterTransport (NewFromAPIKey).
 type callInfo struct {

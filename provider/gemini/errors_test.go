@@ -62,7 +62,7 @@ func TestHTTPErrors(t *testing.T) {
 				}
 				srv := newReplayServer(t, replies...)
 				p, w := newTestProvider(t, srv, nil)
-				resp, err := p.Generate(context.Background(), textRequest(stream))
+				resp, err := p.Plan(context.Background(), textRequest(stream))
 				require.Error(t, err)
 				assert.Nil(t, resp)
 				assert.ErrorIs(t, err, tc.kind)
@@ -99,7 +99,7 @@ func TestRateLimitedThenOK(t *testing.T) {
 	t.Parallel()
 	srv := newReplayServer(t, fail(t, 429, "written/error-429-resource-exhausted.json"), ok(t, "text.json"))
 	p, w := newTestProvider(t, srv, nil)
-	resp, err := p.Generate(context.Background(), textRequest(false))
+	resp, err := p.Plan(context.Background(), textRequest(false))
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.FinishStop, resp.Finish)
 	assert.Equal(t, []time.Duration{37 * time.Second}, w.all())
@@ -109,7 +109,7 @@ func TestRateLimitedThenOK(t *testing.T) {
 }
 
 // Written here: the Retry-After and Retry-After-Ms headers, which a client
-// built by NewFromAPIKey lets Generate see, for real (no recorded sleep).
+// built by NewFromAPIKey lets Plan see, for real (no recorded sleep).
 func TestRetryAfterHeader(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`)
@@ -133,7 +133,7 @@ func TestRetryAfterHeader(t *testing.T) {
 			if tc.want > 0 {
 				p.sleep = w.sleep // do not wait for seconds in a test
 			}
-			resp, err := p.Generate(context.Background(), textRequest(false))
+			resp, err := p.Plan(context.Background(), textRequest(false))
 			require.NoError(t, err)
 			assert.Equal(t, agentrt.FinishStop, resp.Finish)
 			assert.Len(t, srv.reqs(), 2)
@@ -146,7 +146,7 @@ func TestRetryAfterHeader(t *testing.T) {
 		t.Parallel()
 		srv := newReplayServer(t, reply{status: 429, header: http.Header{"Retry-After": {"3"}}, body: body}, ok(t, "text.json"))
 		p, w := newTestProvider(t, srv, nil)
-		_, err := p.Generate(context.Background(), textRequest(false))
+		_, err := p.Plan(context.Background(), textRequest(false))
 		require.NoError(t, err)
 		waits := w.all()
 		require.Len(t, waits, 1)
@@ -162,7 +162,7 @@ func TestRetryLimits(t *testing.T) {
 			"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"3600s"}]}}`)
 		srv := newReplayServer(t, reply{status: 429, body: body})
 		p, w := newTestProvider(t, srv, nil)
-		_, err := p.Generate(context.Background(), textRequest(false))
+		_, err := p.Plan(context.Background(), textRequest(false))
 		var pe *agentrt.ProviderError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, time.Hour, pe.RetryAfter)
@@ -173,7 +173,7 @@ func TestRetryLimits(t *testing.T) {
 		t.Parallel()
 		srv := newReplayServer(t, fail(t, 503, "written/error-503-unavailable.json"))
 		p, w := newTestProvider(t, srv, &Options{MaxRetries: -1})
-		_, err := p.Generate(context.Background(), textRequest(false))
+		_, err := p.Plan(context.Background(), textRequest(false))
 		assert.ErrorIs(t, err, agentrt.ErrOverloaded)
 		assert.Len(t, srv.reqs(), 1)
 		assert.Empty(t, w.all())
@@ -186,7 +186,7 @@ func TestRetryLimits(t *testing.T) {
 		}
 		srv := newReplayServer(t, replies...)
 		p, w := newTestProvider(t, srv, &Options{MaxRetries: 4})
-		_, err := p.Generate(context.Background(), textRequest(false))
+		_, err := p.Plan(context.Background(), textRequest(false))
 		assert.ErrorIs(t, err, agentrt.ErrOverloaded)
 		assert.Len(t, srv.reqs(), 5)
 		assert.Len(t, w.all(), 4)
@@ -200,7 +200,7 @@ func TestRetryLimits(t *testing.T) {
 		p := New(client, testModel, nil)
 		w := &waits{}
 		p.sleep = w.sleep
-		_, err := p.Generate(context.Background(), textRequest(false))
+		_, err := p.Plan(context.Background(), textRequest(false))
 		require.NoError(t, err)
 		assert.Len(t, srv.reqs(), 2, "the SDK retried")
 		assert.Empty(t, w.all(), "the adapter added no retry of its own")
@@ -210,7 +210,7 @@ func TestRetryLimits(t *testing.T) {
 		srv := newReplayServer(t)
 		p, w := newTestProvider(t, srv, &Options{MaxRetries: 1})
 		srv.Close()
-		_, err := p.Generate(context.Background(), textRequest(false))
+		_, err := p.Plan(context.Background(), textRequest(false))
 		assert.ErrorIs(t, err, agentrt.ErrOverloaded)
 		assert.Len(t, w.all(), 1)
 	})
@@ -255,7 +255,7 @@ func TestBadResponses(t *testing.T) {
 			} else {
 				p, _ = newTestProvider(t, srv, nil)
 			}
-			resp, err := p.Generate(context.Background(), textRequest(tc.stream))
+			resp, err := p.Plan(context.Background(), textRequest(tc.stream))
 			require.Error(t, err)
 			assert.Nil(t, resp)
 			assert.ErrorIs(t, err, agentrt.ErrBadResponse)
@@ -277,7 +277,7 @@ func TestStreamErrorEvent(t *testing.T) {
 	var deltas []string
 	req := textRequest(true)
 	req.OnText = func(d string) { deltas = append(deltas, d) }
-	_, err := p.Generate(context.Background(), req)
+	_, err := p.Plan(context.Background(), req)
 	assert.ErrorIs(t, err, agentrt.ErrOverloaded)
 	var pe *agentrt.ProviderError
 	require.ErrorAs(t, err, &pe)
@@ -300,7 +300,7 @@ func TestPromptBlocked(t *testing.T) {
 		}
 		srv := newReplayServer(t, reply{body: []byte(b)})
 		p, _ := newTestProvider(t, srv, nil)
-		resp, err := p.Generate(context.Background(), textRequest(stream))
+		resp, err := p.Plan(context.Background(), textRequest(stream))
 		require.NoError(t, err)
 		assert.Equal(t, agentrt.FinishContentFilter, resp.Finish)
 		assert.Empty(t, resp.Message.Blocks)
@@ -309,7 +309,7 @@ func TestPromptBlocked(t *testing.T) {
 }
 
 // Cancellation in the middle of a stream: the server sends one event and
-// then waits for the client to go away; Generate returns context.Canceled at
+// then waits for the client to go away; Plan returns context.Canceled at
 // once and the server sees the request end.
 func TestCancelMidStream(t *testing.T) {
 	t.Parallel()
@@ -324,7 +324,7 @@ func TestCancelMidStream(t *testing.T) {
 		deltas = append(deltas, d)
 		cancel()
 	}
-	resp, err := p.Generate(ctx, req)
+	resp, err := p.Plan(ctx, req)
 	require.Error(t, err)
 	assert.Nil(t, resp)
 	assert.ErrorIs(t, err, context.Canceled)
@@ -359,7 +359,7 @@ func TestCancelBeforeResponse(t *testing.T) {
 		<-stalled
 		cancel()
 	}()
-	_, err := p.Generate(ctx, textRequest(false))
+	_, err := p.Plan(ctx, textRequest(false))
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, w.all())
 	select {

@@ -42,7 +42,7 @@ func Example() {
 	}
 	ag := &agentrt.Agent{
 		Instructions: "You are a friendly assistant.",
-		Planner:      agentrt.ModelPlanner(gemini.New(client, "gemini-2.5-flash", nil)),
+		Planner:      gemini.New(client, "gemini-2.5-flash", nil),
 	}
 	for ev, err := range ag.Run(ctx, "session-1", "Say hello.") {
 		if err != nil {
@@ -75,7 +75,7 @@ func ExampleNewFromAPIKey() {
 	if err != nil {
 		log.Fatal(err) // no API key
 	}
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Why is the sky blue?")},
 	})
 	if err != nil {

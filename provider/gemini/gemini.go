@@ -19,7 +19,7 @@ const (
 	// DefaultMaxRetries is the number of retries of a Provider made by New
 	// when Options.MaxRetries is 0 (one made by NewFromAPIKey does not retry).
 	DefaultMaxRetries = 2
-	// maxServerDelay is the longest wait asked by the server that Generate
+	// maxServerDelay is the longest wait asked by the server that Plan
 	// honours; a longer one is returned to the caller in the error's
 	// RetryAfter instead of waited for.
 	maxServerDelay = time.Minute
@@ -42,7 +42,7 @@ type Options struct {
 	// thinking models the thoughts count against this limit).
 	MaxTokens int
 
-	// MaxRetries is how many times Generate retries a call that the API
+	// MaxRetries is how many times Plan retries a call that the API
 	// refused with HTTP 429, 5xx or 529 (or that could not reach the API),
 	// before any part of the answer arrived. It waits for the delay the
 	// server asked for (google.rpc.RetryInfo in the error body, or a
@@ -53,7 +53,7 @@ type Options struct {
 	//
 	// Zero means [DefaultMaxRetries] for a Provider made by [New], unless
 	// the client has its own HTTPOptions.RetryOptions: then the SDK's retry
-	// runs and Generate adds none; for one made by [NewFromAPIKey] zero
+	// runs and Plan adds none; for one made by [NewFromAPIKey] zero
 	// means no retries, as the runtime retries ([agentrt.RetryPolicy]). A
 	// positive value adds that many retries (on top of the SDK's, if the
 	// client has them). A negative value disables the adapter's retries.
@@ -76,7 +76,7 @@ type Options struct {
 	ExtraFields map[string]any
 }
 
-// Provider is the [agentrt.Provider] for the Gemini API (and Vertex AI)
+// Provider is the [agentrt.Planner] for the Gemini API (and Vertex AI)
 // through google.golang.org/genai's Models.GenerateContent and
 // GenerateContentStream.
 //
@@ -95,7 +95,7 @@ type Provider struct {
 }
 
 var (
-	_ agentrt.Provider  = (*Provider)(nil)
+	_ agentrt.Planner   = (*Provider)(nil)
 	_ agentrt.Describer = (*Provider)(nil)
 )
 
@@ -156,7 +156,7 @@ func New(client *genai.Client, model string, opts *Options) *Provider {
 // NewFromAPIKey returns a Provider for the Gemini API (not Vertex AI) with a
 // client built from apiKey; an empty apiKey means the GOOGLE_API_KEY or
 // GEMINI_API_KEY environment variable, as the SDK reads it. The client
-// uses its own http.Client whose transport lets Generate see Retry-After
+// uses its own http.Client whose transport lets Plan see Retry-After
 // headers. Neither the client nor the Provider retries unless
 // opts.MaxRetries says so: the runtime does ([agentrt.RetryPolicy]), with
 // the server's Retry-After. opts may be nil.
@@ -195,7 +195,7 @@ func (p *Provider) Describe() agentrt.ProviderInfo {
 
 const providerName = "gemini"
 
-// Generate sends req to the model and returns its answer. When req.OnText
+// Plan sends req to the model and returns its answer. When req.OnText
 // is set it streams (streamGenerateContent with SSE) and calls OnText with
 // each text delta, on the calling goroutine, before it returns.
 //
@@ -207,7 +207,7 @@ const providerName = "gemini"
 // cannot encode) or [agentrt.ErrBadResponse] (a truncated or malformed
 // answer, a stream without a finish reason or cut in the middle of a tool
 // call); or, when ctx ends, an error wrapping ctx.Err().
-func (p *Provider) Generate(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (p *Provider) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	contents, err := contents(req.Messages)
 	if err != nil {
 		return nil, err
@@ -310,7 +310,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// ctxError is the error Generate returns once ctx has ended: it wraps
+// ctxError is the error Plan returns once ctx has ended: it wraps
 // ctx.Err() (so errors.Is works with context.Canceled and
 // context.DeadlineExceeded) and the cause, if the caller set one.
 func ctxError(ctx context.Context) error {

@@ -52,7 +52,7 @@ func TestText(t *testing.T) {
 	srv := newReplayServer(t, ok(t, "text.json"))
 	temp := 0.25
 	p, _ := newTestProvider(t, srv, &Options{Temperature: &temp, MaxTokens: 1000})
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:    "Answer briefly.",
 		Messages:  []agentrt.Message{agentrt.NewUserMessage("How many r's are in strawberry?")},
 		MaxTokens: 256,
@@ -85,7 +85,7 @@ func TestTextStream(t *testing.T) {
 	srv := newReplayServer(t, ok(t, "text-stream.sse"))
 	p, _ := newTestProvider(t, srv, &Options{MaxTokens: 512})
 	var deltas []string
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("How many r's are in strawberry?")},
 		OnText:   func(d string) { deltas = append(deltas, d) },
 	})
@@ -133,7 +133,7 @@ func TestToolCall(t *testing.T) {
 			if tc.stream {
 				req.OnText = func(d string) { deltas = append(deltas, d) }
 			}
-			resp, err := p.Generate(context.Background(), req)
+			resp, err := p.Plan(context.Background(), req)
 			require.NoError(t, err)
 
 			body := srv.reqs()[0].Body
@@ -153,7 +153,7 @@ func TestToolCall(t *testing.T) {
 
 			// The follow-up sends the call back with its thought signature.
 			req.Messages = append(req.Messages, resp.Message, agentrt.NewToolResult(id, "61F, foggy", false))
-			_, err = p.Generate(context.Background(), req)
+			_, err = p.Plan(context.Background(), req)
 			require.NoError(t, err)
 			follow := srv.reqs()[1].Body
 			jsonEq(t, `{"role":"model","parts":[{
@@ -172,7 +172,7 @@ func TestParallelToolCalls(t *testing.T) {
 	t.Parallel()
 	srv := newReplayServer(t, ok(t, "parallel-tool-calls.response.json"))
 	p, _ := newTestProvider(t, srv, nil)
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:    "You are a helpful assistant. CRITICAL: Always use both add and multiply at the same time ALWAYS.",
 		Messages:  []agentrt.Message{agentrt.NewUserMessage("Add and multiply the number 2 and 3")},
 		Tools:     arithSpecs(),
@@ -204,7 +204,7 @@ func TestParallelToolCallsStream(t *testing.T) {
 	t.Parallel()
 	srv := newReplayServer(t, ok(t, "parallel-tool-calls-stream.sse"))
 	p, _ := newTestProvider(t, srv, nil)
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:    "You are a helpful assistant. Always use both add and multiply at the same time.",
 		Messages:  []agentrt.Message{agentrt.NewUserMessage("Add and multiply the number 2 and 3")},
 		Tools:     arithSpecs(),
@@ -244,7 +244,7 @@ func TestParallelToolResultsFollowup(t *testing.T) {
 		Tools:     arithSpecs(),
 		MaxTokens: 4000,
 	}
-	first, err := p.Generate(context.Background(), req)
+	first, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	uses := first.Message.ToolUses()
 	require.Len(t, uses, 2)
@@ -253,7 +253,7 @@ func TestParallelToolResultsFollowup(t *testing.T) {
 		agentrt.NewToolResult(uses[1].ID, "multiplication is down for maintenance", true),
 		agentrt.NewToolResult(uses[0].ID, "5", false),
 	)
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	got := srv.reqs()[1].Body
@@ -295,7 +295,7 @@ func TestToolResultFollowupWithAPIID(t *testing.T) {
 		Tools:     []agentrt.ToolSpec{catalog},
 		MaxTokens: 64,
 	}
-	first, err := p.Generate(context.Background(), req)
+	first, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.NewAssistantMessage(agentrt.ToolUseBlock("PPik6Btt", "catalogSearch", json.RawMessage(`{}`))), plain(first.Message))
 	assert.Equal(t, agentrt.FinishToolUse, first.Finish)
@@ -306,7 +306,7 @@ func TestToolResultFollowupWithAPIID(t *testing.T) {
 	req.Messages = append(req.Messages, first.Message,
 		agentrt.NewToolResult("PPik6Btt", "metadata", false),
 		agentrt.NewUserMessage(fileText))
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	got := srv.reqs()[1].Body
@@ -342,7 +342,7 @@ func TestSplitArgumentsStream(t *testing.T) {
 		t.Parallel()
 		srv := newReplayServer(t, ok(t, "vertex-partial-args-stream.sse"))
 		p := New(newClient(t, srv, genai.BackendVertexAI, nil), "gemini-3.1-pro-preview", nil)
-		resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+		resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("Weather in Boston and San Francisco?")},
 			OnText:   func(d string) { t.Errorf("unexpected text delta %q", d) },
 		})
@@ -367,7 +367,7 @@ func TestSplitArgumentsStream(t *testing.T) {
 		t.Parallel()
 		srv := newReplayServer(t, ok(t, "vertex-partial-args-nested-stream.sse"))
 		p := New(newClient(t, srv, genai.BackendVertexAI, nil), "gemini-3.1-pro-preview", nil)
-		resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+		resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 			Messages: []agentrt.Message{agentrt.NewUserMessage("A lasagna recipe, please.")},
 			OnText:   func(string) {},
 		})
@@ -409,7 +409,7 @@ func TestRequestHistoryFromElsewhere(t *testing.T) {
 	t.Parallel()
 	srv := newReplayServer(t, ok(t, "text.json"))
 	p, _ := newTestProvider(t, srv, nil)
-	_, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("Weather in Paris and Rome?"),
 			agentrt.NewUserMessage("In Celsius."),
@@ -452,7 +452,7 @@ func TestRequestOptions(t *testing.T) {
 				"safetySettings":   []any{map[string]any{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}},
 			},
 		})
-		_, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 			Messages:       []agentrt.Message{agentrt.NewUserMessage("hi")},
 			ResponseSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`),
 		})
@@ -473,7 +473,7 @@ func TestRequestOptions(t *testing.T) {
 			"bad tool schema":    {Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, Tools: []agentrt.ToolSpec{{Name: "x", InputSchema: json.RawMessage(`{"type":"string"}`)}}},
 			"bad tool input":     {Messages: []agentrt.Message{agentrt.NewUserMessage("hi"), agentrt.NewAssistantMessage(agentrt.ToolUseBlock("a", "x", json.RawMessage(`[1]`)))}},
 		} {
-			_, err := p.Generate(context.Background(), req)
+			_, err := p.Plan(context.Background(), req)
 			require.Error(t, err, name)
 			assert.ErrorIs(t, err, agentrt.ErrInvalidRequest, name)
 		}
@@ -495,7 +495,7 @@ func TestConcurrentUse(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+			resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 				Messages: []agentrt.Message{agentrt.NewUserMessage("Add and multiply 2 and 3")},
 				Tools:    arithSpecs(),
 				OnText:   func(string) {},

@@ -38,15 +38,15 @@ func resumeAgent(client *genai.Client, store agentrt.SessionStore) *agentrt.Agen
 	p := New(client, "gemini-3-pro-preview", &Options{MaxRetries: -1, ExtraFields: map[string]any{
 		"generationConfig": map[string]any{"thinkingConfig": map[string]any{"includeThoughts": true, "thinkingLevel": "HIGH"}}}})
 	// Not streamed: the recorded pair of bodies is non-streaming.
-	plain := agentrt.ProviderFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	plain := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		r := *req
 		r.OnText = nil
-		return p.Generate(ctx, &r)
+		return p.Plan(ctx, &r)
 	})
 	return &agentrt.Agent{
 		Instructions:  "You are a helpful assistant",
 		Tools:         []agentrt.Tool{weather},
-		Planner:       agentrt.ModelPlanner(plain),
+		Planner:       plain,
 		Store:         store,
 		MaxTurns:      1,
 		NoFinalAnswer: true,

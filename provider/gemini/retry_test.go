@@ -45,7 +45,7 @@ func TestNewFromAPIKeyDoesNotRetry(t *testing.T) { // not parallel: t.Setenv
 	calls := failingServer(t)
 	p, err := gemini.NewFromAPIKey("key", "m", nil)
 	require.NoError(t, err)
-	_, err = p.Generate(ctx, req)
+	_, err = p.Plan(ctx, req)
 	var pe *agentrt.ProviderError
 	require.True(t, errors.As(err, &pe), "%v", err)
 	assert.True(t, pe.Retryable())
@@ -53,7 +53,7 @@ func TestNewFromAPIKeyDoesNotRetry(t *testing.T) { // not parallel: t.Setenv
 
 	calls.Store(0)
 	ag := &agentrt.Agent{
-		Planner: agentrt.ModelPlanner(p),
+		Planner: p,
 		Retry:   agentrt.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
 	}
 	_, err = agenttest.Collect(ag.Run(ctx, "s", "hi"))
@@ -64,7 +64,7 @@ func TestNewFromAPIKeyDoesNotRetry(t *testing.T) { // not parallel: t.Setenv
 	calls = failingServer(t)
 	p, err = gemini.NewFromAPIKey("key", "m", &gemini.Options{MaxRetries: 1})
 	require.NoError(t, err)
-	_, err = p.Generate(ctx, req)
+	_, err = p.Plan(ctx, req)
 	require.Error(t, err)
 	assert.EqualValues(t, 2, calls.Load())
 }

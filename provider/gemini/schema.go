@@ -16,7 +16,7 @@ const maxSchemaDepth = 32
 
 // ToolParameters converts a tool's JSON Schema ([agentrt.ToolSpec]
 // InputSchema) to the parameters of a Gemini function declaration, the
-// OpenAPI 3.0 subset the API accepts. Generate uses it for every tool; it is
+// OpenAPI 3.0 subset the API accepts. Plan uses it for every tool; it is
 // exported so that a program can see what the model is shown.
 //
 // The transform:

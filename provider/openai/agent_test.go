@@ -66,11 +66,11 @@ func TestAgentRun(t *testing.T) {
 			}
 			return 0, fmt.Errorf("unknown op %q", in.Op)
 		}, agentrt.ReadOnly())
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant. Use the tools.",
 		Tools:        []agentrt.Tool{weather, calculator},
-		Planner:      agentrt.ModelPlanner(srv.provider(nil)),
+		Planner:      srv.provider(nil),
 		Permission:   agentrt.AllowAll(),
 		Store:        store,
 	}

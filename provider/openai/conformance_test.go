@@ -14,7 +14,7 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	fast := map[string]string{"Retry-After": "0"} // keep the SDK's retries quick
-	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Provider {
+	agenttest.TestProvider(t, func(t *testing.T, scenario string) agentrt.Planner {
 		var replies []reply
 		switch scenario {
 		case agenttest.ScenarioText:

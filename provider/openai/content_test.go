@@ -58,7 +58,7 @@ func TestImageInputRecorded(t *testing.T) {
 			if stream {
 				req.OnText = func(string) {}
 			}
-			resp, err := srv.provider(nil).Generate(context.Background(), req)
+			resp, err := srv.provider(nil).Plan(context.Background(), req)
 			require.NoError(t, err)
 			body := srv.request(0).Body
 			for _, k := range []string{"messages", "max_completion_tokens"} {
@@ -86,7 +86,7 @@ func TestReasoningAndCacheUsageRecorded(t *testing.T) {
 	req := weatherRequest()
 	req.ToolChoice = agentrt.ToolChoice{Mode: "auto"}
 	req.MaxTokens = 4000
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	for _, k := range []string{"messages", "tools", "tool_choice", "max_completion_tokens"} {
 		assert.JSONEq(t, recordedField(t, "reasoning-tokens-tool-call.request.json", k), field(t, srv.request(0).Body, k), k)
@@ -95,7 +95,7 @@ func TestReasoningAndCacheUsageRecorded(t *testing.T) {
 
 	var usages []agentrt.Usage
 	for range 2 {
-		resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("the same long prompt")}})
+		resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("the same long prompt")}})
 		require.NoError(t, err)
 		usages = append(usages, resp.Usage)
 	}
@@ -116,7 +116,7 @@ func TestReasoningContentRecorded(t *testing.T) {
 	var msgs []agentrt.Message
 	var deltas strings.Builder
 	for i, onText := range []func(string){nil, func(d string) { deltas.WriteString(d) }, nil} {
-		resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("How many 'r's are in the word strawberry?")}, OnText: onText})
+		resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("How many 'r's are in the word strawberry?")}, OnText: onText})
 		require.NoError(t, err, i)
 		msgs = append(msgs, resp.Message)
 		th := resp.Message.Blocks[0]
@@ -151,7 +151,7 @@ func TestReasoningContentSentBackRecorded(t *testing.T) {
 	req := weatherRequest()
 	req.Messages = []agentrt.Message{agentrt.NewUserMessage("What's the weather in Florence, Italy?")}
 	req.ToolChoice = agentrt.ToolChoice{Mode: "auto"}
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	require.Len(t, resp.Message.Blocks, 3)
 	assert.Equal(t, agentrt.BlockThinking, resp.Message.Blocks[0].Type)
@@ -163,7 +163,7 @@ func TestReasoningContentSentBackRecorded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &stored))
 	call := stored.ToolUses()[0]
 	req.Messages = append(req.Messages, stored, agentrt.NewToolResult(call.ID, "40 C", false))
-	resp, err = p.Generate(context.Background(), req)
+	resp, err = p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	for i, name := range []string{"compat-zai-reasoning-tool-call.request.json", "compat-zai-reasoning-tool-result-followup.request.json"} {
 		for _, k := range []string{"messages", "tools", "tool_choice", "reasoning_effort"} {
@@ -174,7 +174,7 @@ func TestReasoningContentSentBackRecorded(t *testing.T) {
 
 	// After a new user message, earlier reasoning is not sent again.
 	req.Messages = append(req.Messages, resp.Message, agentrt.NewUserMessage("And tomorrow?"))
-	_, err = p.Generate(context.Background(), req)
+	_, err = p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	assert.NotContains(t, field(t, srv.request(2).Body, "messages"), "reasoning_content")
 }
@@ -185,7 +185,7 @@ func TestReasoningContentSentBackRecorded(t *testing.T) {
 func TestToolChoiceRecorded(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "compat-xai-tool-choice-function.response.json")})
-	resp, err := srv.provider(&openai.Options{DisableStrict: true, MaxTokensField: "max_tokens"}).Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := srv.provider(&openai.Options{DisableStrict: true, MaxTokensField: "max_tokens"}).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Generate information about a person named Alice who is 30 years old and lives in Paris.")},
 		Tools: []agentrt.ToolSpec{{Name: "Person", Description: "A person with name, age, and city",
 			InputSchema: json.RawMessage(`{"properties":{"age":{"description":"The person's age","type":"integer"},"city":{"description":"The city where the person lives","type":"string"},"name":{"description":"The person's name","type":"string"}},"required":["name","age","city"],"type":"object"}`)}},
@@ -212,7 +212,7 @@ func TestContentPartsWritten(t *testing.T) {
 		req.Messages = []agentrt.Message{agentrt.NewUserMessage("Read this.",
 			agentrt.DocumentBlock("a.pdf", "application/pdf", []byte("%PDF")),
 			agentrt.Block{Type: agentrt.BlockImage, URL: "https://example.com/a.png"})}
-		_, err := p.Generate(context.Background(), req)
+		_, err := p.Plan(context.Background(), req)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, `"none"`, field(t, srv.request(0).Body, "tool_choice"))
@@ -230,7 +230,7 @@ func TestToolResultImageBecomesUserMessage(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
 	png := []byte("\x89PNG")
-	_, err := srv.provider(nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("Look at the screen and the clock."),
 			agentrt.NewAssistantMessage(
@@ -264,12 +264,12 @@ func TestUnsupportedContentRefusedBeforeSending(t *testing.T) {
 		agentrt.DocumentBlock("a.txt", "text/plain", []byte("hi")),
 		{Type: agentrt.BlockDocument, URL: "https://example.com/a.pdf", MediaType: "application/pdf"},
 	} {
-		_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi", b)}})
+		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi", b)}})
 		require.ErrorIs(t, err, agentrt.ErrUnsupportedContent, "%v", b)
 	}
 	req := weatherRequest()
 	req.ToolChoice = agentrt.ToolChoice{Mode: "always"}
-	_, err := p.Generate(context.Background(), req)
+	_, err := p.Plan(context.Background(), req)
 	require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
 	assert.Equal(t, 0, srv.count(), "nothing was sent")
 }
@@ -278,7 +278,7 @@ func TestUnsupportedContentRefusedBeforeSending(t *testing.T) {
 func TestForeignThinkingDropped(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
-	_, err := srv.provider(nil).Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+	_, err := srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("hi"),
 		agentrt.NewAssistantMessage(agentrt.Block{Type: agentrt.BlockThinking, Text: "claude thinks", Signature: []byte("s"), Provider: "anthropic"}, agentrt.TextBlock("hello")),
 	}})

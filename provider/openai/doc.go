@@ -1,4 +1,4 @@
-// Package openai is the [agentrt.Provider] for OpenAI's Chat Completions
+// Package openai is the [agentrt.Planner] for OpenAI's Chat Completions
 // API, built on the official SDK, github.com/openai/openai-go/v3. It is
 // also the provider for every server that speaks that API: Ollama, vLLM,
 // llama.cpp server, LM Studio, DeepSeek, Qwen and others.
@@ -11,7 +11,7 @@
 //	client := oai.NewClient() // OPENAI_API_KEY from the environment
 //	ag := &agentrt.Agent{
 //		Tools:   tools,
-//		Planner: agentrt.ModelPlanner(openai.New(client, "gpt-4.1-mini", nil)),
+//		Planner: openai.New(client, "gpt-4.1-mini", nil),
 //	}
 //
 // With an OpenAI-compatible server, a base URL and a model name are all it

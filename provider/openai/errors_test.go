@@ -86,7 +86,7 @@ func TestErrors(t *testing.T) {
 				if stream {
 					req.OnText = func(string) { t.Error("OnText called for an error") }
 				}
-				resp, err := p.Generate(context.Background(), req)
+				resp, err := p.Plan(context.Background(), req)
 				require.Error(t, err)
 				assert.Nil(t, resp)
 				assert.ErrorIs(t, err, tt.kind)
@@ -115,7 +115,7 @@ func TestRetryRateLimitedThenOK(t *testing.T) {
 		reply{status: 429, body: []byte(body429), header: map[string]string{"Retry-After": "0"}},
 		reply{body: fixture(t, "text.json")},
 	)
-	resp, err := srv.provider(nil).Generate(context.Background(), hello())
+	resp, err := srv.provider(nil).Plan(context.Background(), hello())
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.FinishStop, resp.Finish)
 	assert.Equal(t, 2, srv.count())
@@ -131,7 +131,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 			reply{status: 429, body: []byte(body429), header: map[string]string{"Retry-After-Ms": "200"}},
 			reply{body: fixture(t, "text.json")},
 		)
-		_, err := srv.provider(nil).Generate(context.Background(), hello())
+		_, err := srv.provider(nil).Plan(context.Background(), hello())
 		require.NoError(t, err)
 		require.Equal(t, 2, srv.count())
 		gap := srv.request(1).At.Sub(srv.request(0).At)
@@ -142,7 +142,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 		// The SDK waits at most 2 minutes; asked for an hour it gives up
 		// at once and the caller learns how long to wait.
 		srv := newReplay(t, reply{status: 429, body: []byte(body429), header: map[string]string{"Retry-After": "3600"}})
-		_, err := srv.provider(&openai.Options{MaxRetries: 3}).Generate(context.Background(), hello())
+		_, err := srv.provider(&openai.Options{MaxRetries: 3}).Plan(context.Background(), hello())
 		require.ErrorIs(t, err, agentrt.ErrRateLimited)
 		var pe *agentrt.ProviderError
 		require.ErrorAs(t, err, &pe)
@@ -168,7 +168,7 @@ func TestMaxRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newReplay(t, reply{status: 500, body: []byte(body500), header: fast})
-			_, err := srv.provider(tt.opts).Generate(context.Background(), hello())
+			_, err := srv.provider(tt.opts).Plan(context.Background(), hello())
 			require.ErrorIs(t, err, agentrt.ErrOverloaded)
 			assert.Equal(t, tt.requests, srv.count())
 		})
@@ -176,7 +176,7 @@ func TestMaxRetries(t *testing.T) {
 	t.Run("4xx is not retried", func(t *testing.T) {
 		t.Parallel()
 		srv := newReplay(t, reply{status: 400, body: []byte(bodyCtx)})
-		_, err := srv.provider(nil).Generate(context.Background(), hello())
+		_, err := srv.provider(nil).Plan(context.Background(), hello())
 		require.ErrorIs(t, err, agentrt.ErrContextLength)
 		assert.Equal(t, 1, srv.count())
 	})
@@ -187,7 +187,7 @@ func TestServerUnreachable(t *testing.T) {
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
 	p := srv.provider(&openai.Options{MaxRetries: -1})
 	srv.Close()
-	_, err := p.Generate(context.Background(), hello())
+	_, err := p.Plan(context.Background(), hello())
 	require.ErrorIs(t, err, agentrt.ErrOverloaded)
 	var pe *agentrt.ProviderError
 	require.ErrorAs(t, err, &pe)
@@ -205,7 +205,7 @@ func TestMalformedBody(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := newReplay(t, reply{body: []byte(body)})
-			resp, err := srv.provider(nil).Generate(context.Background(), hello())
+			resp, err := srv.provider(nil).Plan(context.Background(), hello())
 			require.ErrorIs(t, err, agentrt.ErrBadResponse)
 			assert.Nil(t, resp)
 			var pe *agentrt.ProviderError
@@ -220,7 +220,7 @@ func TestCancelledBeforeCall(t *testing.T) {
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := srv.provider(nil).Generate(ctx, hello())
+	_, err := srv.provider(nil).Plan(ctx, hello())
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *agentrt.ProviderError
 	assert.False(t, errors.As(err, &pe), "cancellation is not a ProviderError: %v", err)
@@ -243,14 +243,14 @@ func TestCancelWhileRetrying(t *testing.T) {
 	)
 	done := make(chan error, 1)
 	go func() {
-		_, err := openai.New(client, "gpt-4o", nil).Generate(ctx, hello())
+		_, err := openai.New(client, "gpt-4o", nil).Plan(ctx, hello())
 		done <- err
 	}()
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, context.Canceled)
 	case <-time.After(10 * time.Second):
-		t.Fatal("Generate did not return after cancellation during the retry wait")
+		t.Fatal("Plan did not return after cancellation during the retry wait")
 	}
 	assert.Equal(t, 1, srv.count())
 }

@@ -36,7 +36,7 @@ func Example() {
 	ag := &agentrt.Agent{
 		Instructions: "You are a careful assistant.",
 		Tools:        []agentrt.Tool{add},
-		Planner:      agentrt.ModelPlanner(openai.New(client, "gpt-4.1-mini", nil)),
+		Planner:      openai.New(client, "gpt-4.1-mini", nil),
 	}
 	for ev, err := range ag.Run(context.Background(), "s1", "What is 2+40?") {
 		if err != nil {
@@ -55,14 +55,14 @@ func Example() {
 }
 
 // One call, without an agent.
-func ExampleProvider_Generate() {
+func ExampleProvider_Plan() {
 	api := fakeOpenAI()
 	defer api.Close()
 
 	client := oai.NewClient(option.WithBaseURL(api.URL), option.WithAPIKey("sk-..."))
 	temp := 0.2
 	p := openai.New(client, "gpt-4.1-mini", &openai.Options{Temperature: &temp, MaxTokens: 200})
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:   "Answer in one short sentence.",
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Say hello.")},
 	})
@@ -83,7 +83,7 @@ func ExampleNewCompatible() {
 	p := openai.NewCompatible("http://localhost:11434/v1", "ollama", "llama3.2", nil)
 	ag := &agentrt.Agent{
 		Instructions: "You are a helpful assistant.",
-		Planner:      agentrt.ModelPlanner(p),
+		Planner:      p,
 	}
 	for ev, err := range ag.Run(context.Background(), "local", "Why is the sky blue?") {
 		if err != nil {

@@ -52,7 +52,7 @@ type Options struct {
 	ExtraFields map[string]any
 }
 
-// Provider is an [agentrt.Provider] on OpenAI's Chat Completions API, or on
+// Provider is an [agentrt.Planner] on OpenAI's Chat Completions API, or on
 // any server that implements it (Ollama, vLLM, llama.cpp server, LM Studio,
 // DeepSeek, Qwen...).
 //
@@ -66,7 +66,7 @@ type Provider struct {
 }
 
 var (
-	_ agentrt.Provider  = (*Provider)(nil)
+	_ agentrt.Planner   = (*Provider)(nil)
 	_ agentrt.Describer = (*Provider)(nil)
 )
 
@@ -139,7 +139,7 @@ func (p *Provider) Describe() agentrt.ProviderInfo {
 	return agentrt.ProviderInfo{Name: providerName, Model: p.model}
 }
 
-// Generate makes one Chat Completions call. It streams when req.OnText is
+// Plan makes one Chat Completions call. It streams when req.OnText is
 // set, calling it with each piece of text (and refusal) on the calling
 // goroutine, and returns the same complete message either way.
 //
@@ -150,10 +150,10 @@ func (p *Provider) Describe() agentrt.ProviderInfo {
 // longer than the model's context window), [agentrt.ErrInvalidRequest]
 // (other 4xx) and [agentrt.ErrBadResponse] (a body or stream that is
 // malformed, truncated, or ends without a finish reason). Retries happen
-// inside the SDK before Generate returns. A cancelled ctx stops the HTTP
+// inside the SDK before Plan returns. A cancelled ctx stops the HTTP
 // request or stream at once; the error then wraps ctx.Err() and is not a
 // ProviderError.
-func (p *Provider) Generate(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (p *Provider) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ func TestText(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
 	p := srv.provider(nil)
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		System:    "Be creative.",
 		Messages:  []agentrt.Message{agentrt.NewUserMessage("Invent a new holiday and describe its traditions.")},
 		MaxTokens: 500,
@@ -97,7 +97,7 @@ func TestTextStream(t *testing.T) {
 		Messages: []agentrt.Message{agentrt.NewUserMessage("Invent a new holiday and describe its traditions.")},
 		OnText:   func(d string) { deltas = append(deltas, d) },
 	}
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	body := srv.request(0).Body
@@ -120,7 +120,7 @@ func TestTextStream(t *testing.T) {
 func TestToolCall(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "tool-call.response.json")})
-	resp, err := srv.provider(nil).Generate(context.Background(), weatherRequest())
+	resp, err := srv.provider(nil).Plan(context.Background(), weatherRequest())
 	require.NoError(t, err)
 
 	// The messages are exactly those of the recorded request; the tool is
@@ -144,7 +144,7 @@ func TestToolCall(t *testing.T) {
 func TestParallelToolCalls(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "parallel-tool-calls.response.json")})
-	resp, err := srv.provider(nil).Generate(context.Background(), mathRequest())
+	resp, err := srv.provider(nil).Plan(context.Background(), mathRequest())
 	require.NoError(t, err)
 
 	body := srv.request(0).Body
@@ -174,7 +174,7 @@ func TestToolCallStreamSplitArguments(t *testing.T) {
 	req := weatherRequest()
 	var deltas []string
 	req.OnText = func(d string) { deltas = append(deltas, d) }
-	resp, err := srv.provider(nil).Generate(context.Background(), req)
+	resp, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	body := srv.request(0).Body
@@ -198,7 +198,7 @@ func TestParallelToolCallsStream(t *testing.T) {
 	req := mathRequest()
 	req.System = "You are a helpful assistant. Always use both add and multiply at the same time."
 	req.OnText = func(string) { t.Error("OnText called for an answer without text") }
-	resp, err := srv.provider(nil).Generate(context.Background(), req)
+	resp, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	body := srv.request(0).Body
@@ -219,7 +219,7 @@ func TestTextThenToolCallStream(t *testing.T) {
 	req := weatherRequest()
 	var deltas []string
 	req.OnText = func(d string) { deltas = append(deltas, d) }
-	resp, err := srv.provider(nil).Generate(context.Background(), req)
+	resp, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	assert.Equal(t, []string{"PRE", "_TOOL"}, deltas)
@@ -240,7 +240,7 @@ func TestToolResultFollowUp(t *testing.T) {
 		agentrt.NewAssistantMessage(agentrt.ToolUseBlock("call_IUonKM9GCNis5eMRHuusMqoy", "weather", json.RawMessage(`{"location":"Florence, Italy"}`))),
 		agentrt.NewToolResult("call_IUonKM9GCNis5eMRHuusMqoy", "40 C", false),
 	)
-	resp, err := srv.provider(nil).Generate(context.Background(), req)
+	resp, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	// The assistant's tool_calls and the tool message with its tool_call_id
@@ -264,7 +264,7 @@ func TestParallelToolResultsFollowUp(t *testing.T) {
 		agentrt.NewToolResult("call_fifE5poZ3dg3JDUKGFi48NGq", "5", false),
 		agentrt.NewToolResult("call_cvvIly4eGLZUYOMhAviT8jAF", "6", false),
 	)
-	resp, err := srv.provider(nil).Generate(context.Background(), req)
+	resp, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
 
 	assert.JSONEq(t, recordedField(t, "parallel-tool-results-followup.request.json", "messages"), field(t, srv.request(0).Body, "messages"))
@@ -295,7 +295,7 @@ func TestHistoryMapping(t *testing.T) {
 			agentrt.NewUserMessage("Thanks"),
 		},
 	}
-	_, err := srv.provider(nil).Generate(context.Background(), req)
+	_, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
 	jsonEq(t, `[
 		{"role":"user","content":"Weather in Paris and Rome?"},
@@ -314,7 +314,7 @@ func TestHistoryMapping(t *testing.T) {
 func TestUnknownRole(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
-	_, err := srv.provider(nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{{Role: "system", Content: "x"}},
 	})
 	require.ErrorContains(t, err, `unknown role "system"`)
@@ -427,7 +427,7 @@ func TestOptions(t *testing.T) {
 				req = &agentrt.ModelRequest{}
 			}
 			req.Messages = []agentrt.Message{agentrt.NewUserMessage("hi")}
-			_, err := srv.provider(tt.opts).Generate(context.Background(), req)
+			_, err := srv.provider(tt.opts).Plan(context.Background(), req)
 			require.NoError(t, err)
 			tt.check(t, srv.request(0).Body)
 		})
@@ -443,7 +443,7 @@ func TestOptionsAreCopied(t *testing.T) {
 	temp = 2
 	opts.ExtraFields["seed"] = 2
 	opts.MaxTokens = 9
-	_, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 	require.NoError(t, err)
 	body := srv.request(0).Body
 	assert.EqualValues(t, 0.5, body["temperature"])
@@ -454,12 +454,12 @@ func TestOptionsAreCopied(t *testing.T) {
 func TestInvalidToolSchema(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
-	_, err := srv.provider(nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err := srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{agentrt.NewUserMessage("hi")},
 		Tools:    []agentrt.ToolSpec{{Name: "bad", InputSchema: json.RawMessage(`[1,2]`)}},
 	})
 	require.ErrorContains(t, err, `tool "bad": input schema is not a JSON object`)
-	_, err = srv.provider(nil).Generate(context.Background(), &agentrt.ModelRequest{
+	_, err = srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages:       []agentrt.Message{agentrt.NewUserMessage("hi")},
 		ResponseSchema: json.RawMessage(`{"type":`),
 	})
@@ -471,8 +471,9 @@ func TestDescribe(t *testing.T) {
 	t.Parallel()
 	p := openai.NewCompatible("http://localhost:11434/v1", "ollama", "llama3.2", nil)
 	assert.Equal(t, agentrt.ProviderInfo{Name: "openai", Model: "llama3.2"}, p.Describe())
-	// ModelPlanner passes it on.
-	d, ok := agentrt.ModelPlanner(p).(agentrt.Describer)
+	// The runtime finds it on the Agent's Planner.
+	var planner agentrt.Planner = p
+	d, ok := planner.(agentrt.Describer)
 	require.True(t, ok)
 	assert.Equal(t, "llama3.2", d.Describe().Model)
 	assert.Panics(t, func() { openai.NewCompatible("http://x", "k", "", nil) })
@@ -486,7 +487,7 @@ func TestNewCompatible(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/must-not-be-used")
 	srv := newReplay(t, reply{body: fixture(t, "text.json")})
 	p := openai.NewCompatible(srv.URL+"/v1", "ollama", "llama3.2", &openai.Options{MaxTokens: 64})
-	resp, err := p.Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 	require.NoError(t, err)
 	assert.NotEmpty(t, resp.Message.Text())
 
@@ -500,7 +501,7 @@ func TestNewCompatible(t *testing.T) {
 	assert.NotContains(t, req.Body, "max_completion_tokens")
 
 	// No key: no Authorization header, and the environment's key is not sent.
-	_, err = openai.NewCompatible(srv.URL+"/v1", "", "llama3.2", nil).Generate(context.Background(), hello())
+	_, err = openai.NewCompatible(srv.URL+"/v1", "", "llama3.2", nil).Plan(context.Background(), hello())
 	require.NoError(t, err)
 	assert.Empty(t, srv.request(1).Header.Values("Authorization"))
 }
@@ -517,7 +518,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			req := mathRequest()
 			req.OnText = func(string) {}
-			resp, err := p.Generate(context.Background(), req)
+			resp, err := p.Plan(context.Background(), req)
 			if err == nil && len(resp.Message.ToolUses()) != 2 {
 				err = assert.AnError
 			}
@@ -585,7 +586,7 @@ func TestResponseEdgeCases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newReplay(t, reply{body: tt.body})
-			resp, err := srv.provider(nil).Generate(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+			resp, err := srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, resp.Message)
 			assert.Equal(t, tt.finish, resp.Finish)
@@ -607,10 +608,10 @@ func TestInvalidArgumentsRoundTrip(t *testing.T) {
 	)
 	p := srv.provider(nil)
 	req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}}
-	resp, err := p.Generate(context.Background(), req)
+	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	req.Messages = append(req.Messages, resp.Message, agentrt.NewToolResult("call_2", "input is not valid JSON", true))
-	_, err = p.Generate(context.Background(), req)
+	_, err = p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	msgs := srv.request(1).Body["messages"].([]any)
 	call := msgs[1].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)

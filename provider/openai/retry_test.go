@@ -43,7 +43,7 @@ func TestNewCompatibleClientDoesNotRetry(t *testing.T) {
 
 	srv, calls := failingServer(t)
 	p := openai.NewCompatible(srv.URL+"/v1", "key", "m", nil)
-	_, err := p.Generate(ctx, req)
+	_, err := p.Plan(ctx, req)
 	var pe *agentrt.ProviderError
 	require.True(t, errors.As(err, &pe), "%v", err)
 	assert.True(t, pe.Retryable())
@@ -51,7 +51,7 @@ func TestNewCompatibleClientDoesNotRetry(t *testing.T) {
 
 	calls.Store(0)
 	ag := &agentrt.Agent{
-		Planner: agentrt.ModelPlanner(p),
+		Planner: p,
 		Retry:   agentrt.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
 	}
 	_, err = agenttest.Collect(ag.Run(ctx, "s", "hi"))
@@ -61,7 +61,7 @@ func TestNewCompatibleClientDoesNotRetry(t *testing.T) {
 	// Options.MaxRetries turns the SDK's retries on (and the count sees them).
 	srv, calls = failingServer(t)
 	p = openai.NewCompatible(srv.URL+"/v1", "key", "m", &openai.Options{MaxRetries: 1})
-	_, err = p.Generate(ctx, req)
+	_, err = p.Plan(ctx, req)
 	require.Error(t, err)
 	assert.EqualValues(t, 2, calls.Load())
 }

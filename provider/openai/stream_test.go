@@ -34,7 +34,7 @@ func TestStreamCutMidToolCall(t *testing.T) {
 			srv := newReplay(t, reply{body: body, sse: true})
 			req := mathRequest()
 			req.OnText = func(string) {}
-			resp, err := srv.provider(nil).Generate(context.Background(), req)
+			resp, err := srv.provider(nil).Plan(context.Background(), req)
 			require.ErrorIs(t, err, agentrt.ErrBadResponse)
 			assert.Nil(t, resp, "a truncated stream is never a partial success")
 			assert.ErrorContains(t, err, "in the middle of a tool call")
@@ -61,7 +61,7 @@ func TestStreamWithoutFinishReason(t *testing.T) {
 			req := weatherRequest()
 			var text strings.Builder
 			req.OnText = func(d string) { text.WriteString(d) }
-			resp, err := srv.provider(nil).Generate(context.Background(), req)
+			resp, err := srv.provider(nil).Plan(context.Background(), req)
 			require.ErrorIs(t, err, agentrt.ErrBadResponse)
 			assert.Nil(t, resp)
 			var pe *agentrt.ProviderError
@@ -81,7 +81,7 @@ func TestStreamMalformedChunk(t *testing.T) {
 	srv := newReplay(t, reply{body: body, sse: true})
 	req := weatherRequest()
 	req.OnText = func(string) {}
-	_, err := srv.provider(nil).Generate(context.Background(), req)
+	_, err := srv.provider(nil).Plan(context.Background(), req)
 	require.ErrorIs(t, err, agentrt.ErrBadResponse)
 }
 
@@ -105,7 +105,7 @@ func TestStreamErrorEvent(t *testing.T) {
 				srv := newReplay(t, reply{body: body, sse: true})
 				req := hello()
 				req.OnText = func(string) {}
-				_, err := srv.provider(nil).Generate(context.Background(), req)
+				_, err := srv.provider(nil).Plan(context.Background(), req)
 				require.ErrorIs(t, err, tt.kind)
 				var pe *agentrt.ProviderError
 				require.ErrorAs(t, err, &pe)
@@ -171,7 +171,7 @@ func TestStreamCompatibleServers(t *testing.T) {
 			req := hello()
 			var text strings.Builder
 			req.OnText = func(d string) { text.WriteString(d) }
-			resp, err := srv.provider(nil).Generate(context.Background(), req)
+			resp, err := srv.provider(nil).Plan(context.Background(), req)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, resp.Message)
 			assert.Equal(t, tt.finish, resp.Finish)
@@ -182,7 +182,7 @@ func TestStreamCompatibleServers(t *testing.T) {
 }
 
 // TestStreamCancel: the server sends part of an answer and then waits; the
-// caller cancels from OnText. Generate must return at once with an error
+// caller cancels from OnText. Plan must return at once with an error
 // wrapping context.Canceled, and the server must see the client go away.
 func TestStreamCancel(t *testing.T) {
 	t.Parallel()
@@ -198,7 +198,7 @@ func TestStreamCancel(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		resp, err := srv.provider(nil).Generate(ctx, req)
+		resp, err := srv.provider(nil).Plan(ctx, req)
 		if resp != nil {
 			err = errors.Join(err, errors.New("got a response"))
 		}
@@ -210,7 +210,7 @@ func TestStreamCancel(t *testing.T) {
 		var pe *agentrt.ProviderError
 		assert.False(t, errors.As(err, &pe), "cancellation is not a ProviderError: %v", err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("Generate did not return after the context was cancelled")
+		t.Fatal("Plan did not return after the context was cancelled")
 	}
 	select {
 	case <-srv.gone:

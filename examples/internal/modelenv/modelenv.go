@@ -43,7 +43,7 @@ func Planner(scripted agentrt.Planner, provider, model string) (agentrt.Planner,
 			provider = "scripted"
 		}
 	}
-	var p agentrt.Provider
+	var p agentrt.Planner
 	switch provider {
 	case "scripted":
 		return scripted, ScriptedLabel, nil
@@ -71,5 +71,5 @@ func Planner(scripted agentrt.Planner, provider, model string) (agentrt.Planner,
 	default:
 		return nil, "", fmt.Errorf("unknown provider %q (want openai, anthropic, gemini, ollama or scripted)", provider)
 	}
-	return agentrt.ModelPlanner(p), fmt.Sprintf("%s, model %s", provider, model), nil
+	return p, fmt.Sprintf("%s, model %s", provider, model), nil
 }

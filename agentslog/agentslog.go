@@ -1,16 +1,20 @@
-package agentrt
+// Package agentslog logs an agent's runs with log/slog, through
+// [agentrt.Hooks]: one record per planner call, per tool call and per run.
+// Package agentotel does the same with OpenTelemetry spans.
+package agentslog
 
 import (
 	"context"
 	"log/slog"
 	"time"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
-// LogHooks returns hooks that log to logger, made with log/slog: one
-// record per planner call and per tool call, and one per run, with the
-// session, turn, tool, duration, tokens and error.
+// Hooks returns hooks that log to logger: one record per planner call and
+// per tool call, and one per run, with the session, turn, tool, duration,
+// tokens and error.
 //
 // Levels: Info for what went well, Warn for a tool that failed (the model
 // sees it and goes on), Error for a failed planner call. Message content
@@ -18,21 +22,21 @@ import (
 // or above; at Debug the planner's answer and each tool's input and output
 // are added, shortened. Nothing agentrt has ever holds an API key, so none
 // can be logged. A nil logger means slog.Default().
-func LogHooks(logger *slog.Logger) Hooks {
+func Hooks(logger *slog.Logger) agentrt.Hooks {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return Hooks{
-		BeforePlan: func(ctx context.Context, req *ModelRequest) (context.Context, error) {
+	return agentrt.Hooks{
+		BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
 			return context.WithValue(ctx, planStartKey{}, time.Now()), nil
 		},
-		AfterPlan: func(ctx context.Context, req *ModelRequest, resp *ModelResponse, err error) {
+		AfterPlan: func(ctx context.Context, req *agentrt.ModelRequest, resp *agentrt.ModelResponse, err error) {
 			logPlan(ctx, logger, req, resp, err)
 		},
-		AfterTool: func(ctx context.Context, call *ToolInvocation, out *ToolOutcome) {
+		AfterTool: func(ctx context.Context, call *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
 			logTool(ctx, logger, call, out)
 		},
-		OnRunEnd: func(ctx context.Context, run *RunInfo, done Done, err error) {
+		OnRunEnd: func(ctx context.Context, run *agentrt.RunInfo, done agentrt.Done, err error) {
 			logRunEnd(ctx, logger, run, done, err)
 		},
 	}
@@ -40,7 +44,7 @@ func LogHooks(logger *slog.Logger) Hooks {
 
 // logPlan logs a planner call, timed from BeforePlan, and at debug level
 // its answer.
-func logPlan(ctx context.Context, logger *slog.Logger, req *ModelRequest, resp *ModelResponse, err error) {
+func logPlan(ctx context.Context, logger *slog.Logger, req *agentrt.ModelRequest, resp *agentrt.ModelResponse, err error) {
 	start, _ := ctx.Value(planStartKey{}).(time.Time)
 	attrs := []slog.Attr{
 		slog.String("session", req.SessionID),
@@ -71,7 +75,7 @@ func logPlan(ctx context.Context, logger *slog.Logger, req *ModelRequest, resp *
 }
 
 // logTool logs a tool call, and at debug level its input and output.
-func logTool(ctx context.Context, logger *slog.Logger, call *ToolInvocation, out *ToolOutcome) {
+func logTool(ctx context.Context, logger *slog.Logger, call *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
 	attrs := []slog.Attr{
 		slog.String("session", call.SessionID),
 		slog.Int("turn", call.Turn),
@@ -97,7 +101,7 @@ func logTool(ctx context.Context, logger *slog.Logger, call *ToolInvocation, out
 }
 
 // logRunEnd logs the end of a run.
-func logRunEnd(ctx context.Context, logger *slog.Logger, run *RunInfo, done Done, err error) {
+func logRunEnd(ctx context.Context, logger *slog.Logger, run *agentrt.RunInfo, done agentrt.Done, err error) {
 	attrs := []slog.Attr{
 		slog.String("session", run.SessionID),
 		slog.String("reason", string(done.Reason)),
@@ -119,10 +123,10 @@ func logRunEnd(ctx context.Context, logger *slog.Logger, run *RunInfo, done Done
 
 type planStartKey struct{}
 
-func countToolUses(m Message) int {
+func countToolUses(m agentrt.Message) int {
 	n := 0
 	for _, b := range m.Blocks {
-		if b.Type == BlockToolUse {
+		if b.Type == agentrt.BlockToolUse {
 			n++
 		}
 	}
