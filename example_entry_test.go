@@ -2,6 +2,7 @@ package agentrt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -26,15 +27,15 @@ func ExamplePermissionFunc() {
 			agenttest.CallTool("write_file", `{"path":"notes.md"}`),
 			agenttest.Reply("done"),
 		),
-		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.PermissionRequest) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 			if req.Tool.ReadOnly {
-				return agentrt.Allow(), nil
+				return agentrt.Decision{Allow: true}, nil
 			}
 			in, ok := req.Input.(WriteIn)
 			if !ok || strings.HasPrefix(in.Path, "/etc") {
-				return agentrt.Deny("only write_file outside /etc is allowed"), nil
+				return agentrt.Decision{Reason: "only write_file outside /etc is allowed"}, nil
 			}
-			return agentrt.Allow(), nil
+			return agentrt.Decision{Allow: true}, nil
 		}),
 	}
 	for ev := range ag.Run(context.Background(), "s", "Write two files.") {
@@ -77,7 +78,7 @@ func ExampleAgentTool() {
 		Planner:      agenttest.Script(agenttest.Reply("Lisbon has 7 hills.")),
 	}
 	coordinator := &agentrt.Agent{
-		Tools: []agentrt.Tool{agentrt.AgentTool(researcher, "research", "Ask the researcher.", nil)},
+		Tools: []agentrt.Tool{agentrt.AgentTool(researcher, "research", "Ask the researcher.")},
 		Planner: agenttest.Script(
 			agenttest.CallTool("research", `{"task":"How many hills has Lisbon?"}`),
 			agenttest.Reply("Seven."),
@@ -111,7 +112,7 @@ func ExampleHooks() {
 		Hooks: []agentrt.Hooks{{
 			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
 				if call.Tool.Name == "drop_table" {
-					return ctx, agentrt.BlockCall("no schema changes on Fridays")
+					return ctx, errors.New("no schema changes on Fridays")
 				}
 				return ctx, nil
 			},
@@ -135,7 +136,7 @@ func ExampleHooks() {
 // session keeps them all.
 func ExampleWindow() {
 	script := agenttest.Script(agenttest.Reply("one"), agenttest.Reply("two"), agenttest.Reply("three"))
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Planner: script, Store: store, Compressor: agentrt.Window{MaxMessages: 2}}
 	for _, q := range []string{"a?", "b?", "c?"} {
 		for range ag.Run(context.Background(), "s", q) {
@@ -169,11 +170,12 @@ func ExampleMemoryStore() {
 	// greeting 2 Hi
 }
 
-// ModelPlanner drives any Provider; here the scripted one of agenttest,
-// which records what it was asked.
-func ExampleModelPlanner() {
+// An Agent's Planner is usually a provider adapter, such as
+// openai.New(client, "gpt-4.1-mini", nil); here it is the scripted planner
+// of agenttest, which records what it was asked.
+func ExamplePlanner() {
 	provider := agenttest.Script(agenttest.Reply("42"))
-	ag := &agentrt.Agent{Instructions: "Be brief.", Planner: agentrt.ModelPlanner(provider)}
+	ag := &agentrt.Agent{Instructions: "Be brief.", Planner: provider}
 	for ev := range ag.Run(context.Background(), "s", "6*7?") {
 		if d, ok := ev.(agentrt.Done); ok {
 			fmt.Println(d.Reason, d.FinalText)
@@ -193,11 +195,11 @@ func ExampleModelPlanner() {
 func ExampleSummarizer() {
 	cheap := agenttest.Script(agenttest.Reply("The user asked about Lisbon and Porto."))
 	planner := agenttest.Script(agenttest.Reply("Lisbon."), agenttest.Reply("Porto."), agenttest.Reply("Both."))
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Planner:    planner,
 		Store:      store,
-		Compressor: &agentrt.Summarizer{Provider: cheap, Threshold: 10, Keep: 5},
+		Compressor: &agentrt.Summarizer{Planner: cheap, Threshold: 10, Keep: 5},
 	}
 	for _, q := range []string{"Where should I go first?", "And then?", "Which one do you prefer, after all this?"} {
 		for range ag.Run(context.Background(), "trip", q) {
@@ -248,7 +250,7 @@ func ExampleParseOutput() {
 // runtime its span ids; the session's trace records then carry them, so
 // that a line of the session leads to its span.
 func ExampleWithTraceSpan() {
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Tools:   []agentrt.Tool{agentrt.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "12:00", nil }, agentrt.ReadOnly())},
 		Planner: agenttest.Script(agenttest.CallTool("now", `{}`), agenttest.Reply("It is noon.")),

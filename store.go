@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/internal/textcut"
 )
 
 // SessionStore keeps sessions: the ordered messages of each conversation.
@@ -33,8 +35,8 @@ import (
 // All methods must be safe for concurrent use. Two runs on one session are
 // kept apart by the runtime through [Locker] when the store implements it.
 //
-// Optional abilities, found by type assertion: [Locker], [RecordAppender],
-// [Syncer], [RecordLoader].
+// Optional abilities, found by type assertion: [Locker], [RecordStore]
+// and [Syncer].
 type SessionStore interface {
 	Append(ctx context.Context, sessionID string, msg Message) error
 	Load(ctx context.Context, sessionID string) ([]Message, error)
@@ -48,7 +50,9 @@ type SessionInfo struct {
 	Created  time.Time
 	Updated  time.Time
 	Messages int
-	// Title is the first user message, shortened.
+	// Title is the Content of the first user message, on one line (each
+	// run of white space is one space), cut to 60 characters with "…" as
+	// the 60th when it is longer; "" when there is none.
 	Title string
 }
 
@@ -64,34 +68,62 @@ type Locker interface {
 // A record whose Kind a reader does not know is kept and ignored. A store
 // may keep Data as given, so it must not be modified after AppendRecord.
 type Record struct {
-	Kind string          `json:"kind"`
+	Kind RecordKind      `json:"kind"`
 	Data json.RawMessage `json:"data"`
 }
 
-// Record kinds written by the runtime.
+// RecordKind names the kind of a [Record]: the "kind" field of its line in
+// the JSONL format (docs/jsonl-format.md documents each body). A store
+// keeps kinds it does not know as they are.
+type RecordKind string
+
+// The kinds of the records the runtime writes.
 const (
 	// RecordPermission is a permission decision: {"tool_use_id", "tool",
 	// "allow", "reason", "source", "input" (when rewritten)}. Every
 	// decision is recorded except a policy allowing a read-only tool.
-	RecordPermission = "permission"
+	RecordPermission RecordKind = "permission"
 	// RecordUsage is the usage of one planner call: {"turn", "usage"}.
-	RecordUsage = "usage"
+	RecordUsage RecordKind = "usage"
 	// RecordPending lists the calls of a run that stopped with
 	// StopPending: {"turn", "calls": [{"tool_use_id", "tool", "input"
-	// (decoded), "pending" or "decision"}]}; see docs/jsonl-format.md.
-	RecordPending = "pending"
+	// (decoded), "pending" or "decision"}]}.
+	RecordPending RecordKind = "pending"
+	// RecordCompaction is a [Compaction] made by the Compressor.
+	RecordCompaction RecordKind = "compaction"
+	// RecordSubAgent links a parent session to the child session of an
+	// agent tool call: {"tool_use_id", "agent", "session_id"}.
+	RecordSubAgent RecordKind = "subagent"
+	// RecordTurn is the trace of one turn (how long the planner and tool
+	// calls took, how each ended), written when the turn is over (before
+	// the next planner call; a store that syncs gets the model call apart,
+	// before any tool runs, in a record of the same turn without
+	// tool_calls): {"turn", "model_call": {"start", "duration_ms",
+	// "provider", "model", "ttft_ms", "retries", "messages", "tokens",
+	// "compaction_up_to", "usage", "finish", "error", "layer", "trace_id",
+	// "span_id"}, "tool_calls": [{"tool_use_id", "tool", "start",
+	// "duration_ms", "outcome", "trace_id", "span_id"}]}. The timeline
+	// package reads the trace records.
+	RecordTurn RecordKind = "turn"
+	// RecordRun is the end of a run and which layer ended it: {"start",
+	// "end", "duration_ms", "reason", "layer", "turns", "usage", "error",
+	// "trace_id", "span_id", "last_turn"}; last_turn is the trace of the
+	// turn the run ended in, as in a RecordTurn record.
+	RecordRun RecordKind = "run"
 )
 
-// RecordAppender is implemented by stores that keep records other than
-// messages. The runtime writes a permission record for every decision.
-type RecordAppender interface {
+// RecordStore is implemented by stores that keep records other than
+// messages, and return them. The runtime appends a permission record for
+// every decision, usage and trace records, and the compactions its
+// Compressor makes; it loads a session's records at the start of a run to
+// find its pending calls, remembered decisions and last compaction. A
+// store without this ability keeps none of them.
+//
+// LoadRecords returns the session's records in the order they were
+// appended (an empty slice for a session without records). The caller
+// must not modify them.
+type RecordStore interface {
 	AppendRecord(ctx context.Context, sessionID string, rec Record) error
-}
-
-// RecordLoader is implemented by stores that can return a session's
-// non-message records, in the order they were appended. The runtime uses it
-// to find the last compaction of a resumed session.
-type RecordLoader interface {
 	LoadRecords(ctx context.Context, sessionID string) ([]Record, error)
 }
 
@@ -134,8 +166,7 @@ func ValidateSessionID(id string) error {
 }
 
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
-// and the store of tests. It implements [Locker], [RecordAppender] and
-// [RecordLoader].
+// and the store of tests. It implements [Locker] and [RecordStore].
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -145,6 +176,10 @@ type MemoryStore struct {
 	lockSeq  uint64
 }
 
+// NewMemoryStore returns an empty MemoryStore, the same as
+// &MemoryStore{}.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
 type memSession struct {
 	msgs    []Message
 	records []Record
@@ -153,9 +188,6 @@ type memSession struct {
 	first   [4]Message // room for a short session's messages
 	recs    [4]Record  // and for its records (a run writes a few)
 }
-
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
 
 func (s *MemoryStore) session(id string, create bool) *memSession {
 	if s.sessions == nil {
@@ -211,7 +243,7 @@ func (s *MemoryStore) List(context.Context) ([]SessionInfo, error) {
 	for id, ss := range s.sessions {
 		infos = append(infos, SessionInfo{
 			ID: id, Created: ss.created, Updated: ss.updated,
-			Messages: len(ss.msgs), Title: Title(ss.msgs),
+			Messages: len(ss.msgs), Title: title(ss.msgs),
 		})
 	}
 	slices.SortFunc(infos, func(a, b SessionInfo) int {
@@ -259,7 +291,7 @@ func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) 
 	}, nil
 }
 
-// AppendRecord keeps a non-message record; see [RecordAppender].
+// AppendRecord keeps a non-message record; see [RecordStore].
 func (s *MemoryStore) AppendRecord(_ context.Context, sessionID string, rec Record) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
@@ -271,35 +303,24 @@ func (s *MemoryStore) AppendRecord(_ context.Context, sessionID string, rec Reco
 	return nil
 }
 
-// LoadRecords returns the session's non-message records; see [RecordLoader].
+// LoadRecords returns the session's non-message records; see [RecordStore].
 func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record, error) {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	return s.Records(sessionID), nil
-}
-
-// Records returns the session's non-message records, in order.
-func (s *MemoryStore) Records(sessionID string) []Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ss := s.session(sessionID, false); ss != nil {
-		return slices.Clone(ss.records)
+		return slices.Clone(ss.records), nil
 	}
-	return nil
+	return []Record{}, nil
 }
 
-// Title returns a session's title: its first user message on one line,
-// shortened to 60 characters.
-func Title(msgs []Message) string {
+// title returns a session's title ([SessionInfo.Title]).
+func title(msgs []Message) string {
 	for _, m := range msgs {
 		if m.Role == RoleUser {
-			t := strings.Join(strings.Fields(m.Content), " ")
-			if utf8.RuneCountInString(t) > 60 {
-				r := []rune(t)
-				t = string(r[:59]) + "…"
-			}
-			return t
+			return textcut.Title(m.Content)
 		}
 	}
 	return ""
