@@ -175,7 +175,7 @@ func (r *run) runStartHooks() {
 			}
 			ctx := r.ctx
 			if err := callHook("OnRunStart", i, func() error {
-				if c := h.OnRunStart(ctx, &r.info); c != nil {
+				if c := h.OnRunStart(ctx, r.info); c != nil {
 					ctx = c
 				}
 				return nil
@@ -195,7 +195,7 @@ func (r *run) runEndHooks(done Done, runErr error) {
 			if h.OnRunEnd == nil {
 				continue
 			}
-			if err := callHook("OnRunEnd", i, func() error { h.OnRunEnd(r.ctx, &r.info, done, runErr); return nil }); err != nil {
+			if err := callHook("OnRunEnd", i, func() error { h.OnRunEnd(r.ctx, r.info, done, runErr); return nil }); err != nil {
 				r.hookFailed(err)
 			}
 		}
@@ -211,7 +211,7 @@ func (r *run) turnStartHooks() context.Context {
 				continue
 			}
 			if err := callHook("OnTurnStart", i, func() error {
-				if c := h.OnTurnStart(ctx, &r.info, r.l.turn); c != nil {
+				if c := h.OnTurnStart(ctx, r.info, r.l.turn); c != nil {
 					ctx = c
 				}
 				return nil
@@ -230,7 +230,7 @@ func (r *run) turnEndHooks(ctx context.Context) {
 			if h.OnTurnEnd == nil {
 				continue
 			}
-			if err := callHook("OnTurnEnd", i, func() error { h.OnTurnEnd(ctx, &r.info, r.l.turn); return nil }); err != nil {
+			if err := callHook("OnTurnEnd", i, func() error { h.OnTurnEnd(ctx, r.info, r.l.turn); return nil }); err != nil {
 				r.hookFailed(err)
 			}
 		}

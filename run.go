@@ -87,7 +87,7 @@ type run struct {
 	cur *call
 	pl  planJob
 
-	info      RunInfo
+	info      *RunInfo    // for the hooks, when there are any
 	stopped   bool        // the consumer broke out of the loop
 	started   bool        // run-start hooks were called
 	turnOpen  bool        // turn-start hooks were called, turn-end not yet
@@ -138,7 +138,7 @@ func (r *run) main(input string) {
 	}
 	r.onText = func(delta string) { r.traceText(); r.send(TextDelta{Turn: r.l.turn, Text: delta}) }
 	if len(r.p.hooks) > 0 {
-		r.info = RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: r.tr.start, Provider: r.p.provider}
+		r.info = &RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: r.tr.start, Provider: r.p.provider}
 		r.started = true
 		r.runStartHooks()
 	}
