@@ -248,6 +248,9 @@ type tracedStore struct{ untracedStore }
 func (s tracedStore) AppendRecord(ctx context.Context, id string, rec agentrt.Record) error {
 	return s.m.AppendRecord(ctx, id, rec)
 }
+func (s tracedStore) LoadRecords(ctx context.Context, id string) ([]agentrt.Record, error) {
+	return s.m.LoadRecords(ctx, id)
+}
 
 // BenchmarkTraceCost interleaves a Run on a store that keeps records
 // (so the runtime writes its trace records) and one on the same store
