@@ -189,7 +189,8 @@ func (a *Agent) prepareTools() *prepared {
 		if _, dup := p.tools[s.Name]; dup {
 			return &prepared{err: fmt.Errorf("%w: two tools are named %q", ErrInvalidAgent, s.Name)}
 		}
-		_, builtin := t.(builtinDecoder)
+		bd, builtin := t.(builtinDecoder)
+		builtin = builtin && bd.builtinDecode()
 		p.tools[s.Name] = &toolEntry{tool: t, spec: s, builtin: builtin}
 		p.specs = append(p.specs, s)
 		names = append(names, strconv.Quote(s.Name))

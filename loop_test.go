@@ -558,3 +558,50 @@ func TestRunPlannerFailureBeforeCancelIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// goexitInput is a tool input whose field decodes with a method that
+// calls runtime.Goexit or panics, as a test's t.FailNow would.
+type goexitInput struct {
+	V exitingField `json:"v"`
+}
+
+type exitingField struct{}
+
+var exitingFieldDoes = map[string]func(){"goexit": runtime.Goexit, "panic": func() { panic("UnmarshalJSON bug") }}
+
+func (*exitingField) UnmarshalJSON(b []byte) error {
+	exitingFieldDoes[strings.Trim(string(b), `"`)]()
+	return nil
+}
+
+// An input type whose UnmarshalJSON calls runtime.Goexit or panics is user
+// code: it runs contained, the call is answered, and the goroutine ranging
+// over Run carries on.
+func TestRunUserUnmarshalerIsContained(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"goexit", "panic"} {
+		tool := agentrt.NewTool("decode", "Decodes.", func(context.Context, goexitInput) (string, error) { return "ran", nil }, agentrt.ReadOnly())
+		store := agentrt.NewMemoryStore()
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{tool}, Store: store,
+			Planner: agenttest.Script(agenttest.CallTool("decode", `{"v":"`+mode+`"}`), agenttest.Reply("done"))}
+		finished := make(chan bool)
+		var events []agentrt.Event
+		go func() {
+			normal := false
+			defer func() { recover(); finished <- normal }()
+			events, _ = agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+			normal = true
+		}()
+		require.True(t, <-finished, "%s: the goroutine ranging over Run did not finish normally", mode)
+		var res *agentrt.ToolResult
+		for _, ev := range events {
+			if r, ok := ev.(agentrt.ToolResult); ok {
+				res = &r
+			}
+		}
+		require.NotNil(t, res, mode)
+		assert.True(t, res.Message.IsError, "%s: %s", mode, res.Message.Content)
+		msgs, _ := store.Load(context.Background(), "s")
+		agenttest.AssertInvariants(t, msgs)
+	}
+}
