@@ -234,7 +234,11 @@ func (a *Agent) prepareTools() *prepared {
 // documentation.
 //
 // Breaking out of the range loop cancels the run; Run waits for the tools
-// still running, so no goroutine outlives it.
+// still running, so no goroutine outlives it. A panic in the loop body
+// propagates at once, with its own value: the run is cancelled (tools still
+// running see their context done, and are not waited for), the session is
+// unlocked, and, as after a crash, a tool_use it left open is answered as
+// interrupted by the next Run on the session.
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
 	return a.run(ctx, sessionID, input, runOptions{})
 }

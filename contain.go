@@ -126,14 +126,23 @@ func (r *run) doFunc(f func()) *PanicError {
 }
 
 // send passes an event from the worker to the run's goroutine, which
-// yields it, or yields it at once when no job runs (a built-in decoder or
-// checker deciding on the run's goroutine).
+// yields it, or yields it at once when no job runs. While a call is decided
+// on the run's goroutine (decideInline) the event is held until the
+// decision is made: yielding runs the consumer's loop body, whose panic
+// must not meet decideInline's recover.
 func (r *run) send(ev Event) {
-	if r.w.busy {
+	switch {
+	case r.w.busy:
 		r.w.yield(workerMsg{ev: ev})
-		return
+	case r.inline:
+		if r.heldEv == nil {
+			r.heldEv = ev
+		} else {
+			r.moreEvs = append(r.moreEvs, ev)
+		}
+	default:
+		r.emit(ev)
 	}
-	r.emit(ev)
 }
 
 // decideHere reports whether c can be decided on the run's goroutine: its
@@ -146,15 +155,35 @@ func (r *run) decideHere(c *call) bool {
 	return ok
 }
 
-// decideInline decides c on the run's goroutine, recovering a panic.
-func (r *run) decideInline(c *call) (ok bool) {
+// decideInline decides c on the run's goroutine, recovering a panic of
+// the decision; the events it sent are yielded afterwards, outside the
+// recover.
+func (r *run) decideInline(c *call) bool {
+	r.inline = true
+	ok, perr := r.decideRecovered(c)
+	r.inline = false
+	if ev := r.heldEv; ev != nil {
+		r.heldEv = nil
+		r.emit(ev)
+		for _, ev := range r.moreEvs {
+			r.emit(ev)
+		}
+		r.moreEvs = nil
+	}
+	if perr != nil {
+		r.contained(c, perr)
+		return false
+	}
+	return ok
+}
+
+func (r *run) decideRecovered(c *call) (ok bool, perr *PanicError) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.contained(c, &PanicError{Value: v, Stack: debug.Stack()})
-			ok = false
+			ok, perr = false, &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return r.decide(c)
+	return r.decide(c), nil
 }
 
 // stopWorker ends the worker's coroutine.

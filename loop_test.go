@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -602,6 +603,33 @@ func TestRunUserUnmarshalerIsContained(t *testing.T) {
 		require.NotNil(t, res, mode)
 		assert.True(t, res.Message.IsError, "%s: %s", mode, res.Message.Content)
 		msgs, _ := store.Load(context.Background(), "s")
+		agenttest.AssertInvariants(t, msgs)
+	}
+}
+
+// A panic in the consumer's loop body propagates out of the range loop
+// with its own value, whatever event it came on (the permission decision
+// of a call decided on the run's goroutine included). The session is left
+// unlocked and, like after a crash, the next Run answers a tool_use left
+// open as interrupted.
+func TestRunConsumerPanicPropagates(t *testing.T) {
+	t.Parallel()
+	for _, on := range []string{"AssistantMessage", "ToolCall", "PermissionDecision", "ToolResult", "TextDelta", "Done"} {
+		store := agentrt.NewMemoryStore()
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store,
+			Planner: agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.StreamReply("do", "ne"))}
+		require.PanicsWithValue(t, "consumer on "+on, func() {
+			for ev := range ag.Run(context.Background(), "s", "go") {
+				if name := fmt.Sprintf("%T", ev); name == "agentrt."+on {
+					panic("consumer on " + on)
+				}
+			}
+		}, on)
+		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
+		_, err := agenttest.Collect(next.Run(context.Background(), "s", "again"))
+		require.NoError(t, err, "%s: the session is still locked or broken", on)
+		msgs, err := store.Load(context.Background(), "s")
+		require.NoError(t, err)
 		agenttest.AssertInvariants(t, msgs)
 	}
 }

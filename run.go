@@ -94,6 +94,9 @@ type run struct {
 	compact   *Compaction // the session's last compaction
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
+	inline    bool    // a call is decided on the run's goroutine (decideInline)
+	heldEv    Event   // the event it sent, yielded once it is decided
+	moreEvs   []Event // and any others
 	appr      approvalState
 	tr        tracer // the run's trace records (trace.go)
 }
