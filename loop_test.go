@@ -633,3 +633,33 @@ func TestRunConsumerPanicPropagates(t *testing.T) {
 		agenttest.AssertInvariants(t, msgs)
 	}
 }
+
+// A runtime.Goexit in the consumer's loop body (t.FailNow in a test) ends
+// the consumer's goroutine, as it would anywhere; the run's worker stops,
+// the session is unlocked and the next Run on it carries on.
+func TestRunConsumerGoexit(t *testing.T) {
+	t.Parallel()
+	for _, on := range []string{"AssistantMessage", "PermissionDecision", "ToolResult", "TextDelta", "Done"} {
+		store := agentrt.NewMemoryStore()
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store,
+			Planner: agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.StreamReply("do", "ne"))}
+		exited := make(chan bool)
+		go func() {
+			normal := false
+			defer func() { exited <- normal }()
+			for ev := range ag.Run(context.Background(), "s", "go") {
+				if fmt.Sprintf("%T", ev) == "agentrt."+on {
+					runtime.Goexit()
+				}
+			}
+			normal = true
+		}()
+		require.False(t, <-exited, "%s: the loop went on after Goexit", on)
+		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
+		_, err := agenttest.Collect(next.Run(context.Background(), "s", "again"))
+		require.NoError(t, err, "%s: the session is still locked or broken", on)
+		msgs, err := store.Load(context.Background(), "s")
+		require.NoError(t, err)
+		agenttest.AssertInvariants(t, msgs)
+	}
+}
