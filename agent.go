@@ -234,11 +234,11 @@ func (a *Agent) prepareTools() *prepared {
 // documentation.
 //
 // Breaking out of the range loop cancels the run; Run waits for the tools
-// still running, so no goroutine outlives it. A panic in the loop body
-// propagates at once, with its own value: the run is cancelled (tools still
-// running see their context done, and are not waited for), the session is
-// unlocked, and, as after a crash, a tool_use it left open is answered as
-// interrupted by the next Run on the session.
+// still running, so no goroutine outlives it. A panic (or runtime.Goexit)
+// in the loop body propagates with its own value once the session is left
+// valid: the run is cancelled, the tools still running are waited for, each
+// tool_use left open gets an "interrupted" result, and the session is
+// unlocked; nothing more is yielded.
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
 	return a.run(ctx, sessionID, input, runOptions{})
 }

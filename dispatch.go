@@ -197,16 +197,21 @@ func (r *run) settleGroup(group []call, done chan groupMsg, running int) error {
 		}
 	}
 	settleReady()
-	for left := running; left > 0; left-- {
+	// r.group and r.groupLeft let abandon wait for the calls still
+	// running if the consumer's loop body panics in r.emit.
+	r.group, r.groupLeft = done, running
+	for r.groupLeft > 0 {
 		m := <-done
 		for !m.done {
 			r.emit(m.ev)
 			m = <-done
 		}
+		r.groupLeft--
 		r.afterGoexit(&group[m.k])
 		finished[m.k] = true
 		settleReady()
 	}
+	r.group = nil
 	// After a store failure the calls left are answered by stop; their
 	// hooks' failures are still reported.
 	for ; err != nil && next < len(group); next++ {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agentslog"
@@ -610,8 +611,7 @@ func TestRunUserUnmarshalerIsContained(t *testing.T) {
 // A panic in the consumer's loop body propagates out of the range loop
 // with its own value, whatever event it came on (the permission decision
 // of a call decided on the run's goroutine included). The session is left
-// unlocked and, like after a crash, the next Run answers a tool_use left
-// open as interrupted.
+// valid (a tool_use left open is answered as interrupted) and unlocked.
 func TestRunConsumerPanicPropagates(t *testing.T) {
 	t.Parallel()
 	for _, on := range []string{"AssistantMessage", "ToolCall", "PermissionDecision", "ToolResult", "TextDelta", "Done"} {
@@ -625,12 +625,12 @@ func TestRunConsumerPanicPropagates(t *testing.T) {
 				}
 			}
 		}, on)
-		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
-		_, err := agenttest.Collect(next.Run(context.Background(), "s", "again"))
-		require.NoError(t, err, "%s: the session is still locked or broken", on)
 		msgs, err := store.Load(context.Background(), "s")
 		require.NoError(t, err)
 		agenttest.AssertInvariants(t, msgs)
+		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
+		_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
+		require.NoError(t, err, "%s: the session is still locked or broken", on)
 	}
 }
 
@@ -655,11 +655,53 @@ func TestRunConsumerGoexit(t *testing.T) {
 			normal = true
 		}()
 		require.False(t, <-exited, "%s: the loop went on after Goexit", on)
-		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
-		_, err := agenttest.Collect(next.Run(context.Background(), "s", "again"))
-		require.NoError(t, err, "%s: the session is still locked or broken", on)
 		msgs, err := store.Load(context.Background(), "s")
 		require.NoError(t, err)
 		agenttest.AssertInvariants(t, msgs)
+		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
+		_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
+		require.NoError(t, err, "%s: the session is still locked or broken", on)
+	}
+}
+
+// A panic in the consumer's loop body on an event of a sub-agent running
+// in a parallel group: Run waits for the group's calls (cancelled) before
+// it unlocks the session, so no goroutine outlives it and no child session
+// stays locked.
+func TestRunConsumerPanicDuringParallelSubAgents(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	child := func() *agentrt.Agent {
+		return &agentrt.Agent{Name: "child", Planner: agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			for i := 0; ctx.Err() == nil && i < 1000; i++ {
+				req.OnText("x") // many events, more than the group's channel holds
+			}
+			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("child done"))}, nil
+		})}
+	}
+	store := agentrt.NewMemoryStore()
+	tools := []agentrt.Tool{
+		agentrt.AgentTool(child(), "helper_a", "Helps.", agentrt.ReadOnly()),
+		agentrt.AgentTool(child(), "helper_b", "Helps.", agentrt.ReadOnly()),
+	}
+	ag := &agentrt.Agent{Tools: tools, Store: store, Planner: agenttest.Script(
+		agenttest.CallTools(agenttest.ToolUse("helper_a", `{"task":"a"}`), agenttest.ToolUse("helper_b", `{"task":"b"}`)),
+		agenttest.Reply("done"))}
+	require.PanicsWithValue(t, "consumer", func() {
+		for ev := range ag.Run(context.Background(), "s", "go") {
+			if _, ok := ev.(agentrt.SubAgentEvent); ok {
+				panic("consumer")
+			}
+		}
+	})
+	msgs, err := store.Load(context.Background(), "s")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+	next := &agentrt.Agent{Tools: tools, Store: store, Planner: agenttest.Script(
+		agenttest.CallTools(agenttest.ToolUse("helper_a", `{"task":"a"}`), agenttest.ToolUse("helper_b", `{"task":"b"}`)),
+		agenttest.Reply("done"))}
+	events, err := agenttest.Collect(next.Run(context.Background(), "s", "again"))
+	require.NoError(t, err)
+	for _, res := range agenttest.Filter[agentrt.ToolResult](events) {
+		assert.False(t, res.Message.IsError, "%s: %s", res.Tool, res.Message.Content)
 	}
 }

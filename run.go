@@ -79,7 +79,7 @@ type run struct {
 	nreq    int
 	preqs   [2]ToolInvocation
 	npreq   int
-	histBuf [5]Message      // a new session's first messages
+	histBuf [4]Message      // a new session's first messages
 	sctx    context.Context // the context of store writes
 
 	// Inputs and outputs of the worker's jobs.
@@ -87,10 +87,14 @@ type run struct {
 	cur *call
 	pl  planJob
 
-	info      *RunInfo    // for the hooks, when there are any
-	stopped   bool        // the consumer broke out of the loop
-	started   bool        // run-start hooks were called
-	turnOpen  bool        // turn-start hooks were called, turn-end not yet
+	info     *RunInfo // for the hooks, when there are any
+	stopped  bool     // the consumer broke out of the loop
+	started  bool     // run-start hooks were called
+	turnOpen bool     // turn-start hooks were called, turn-end not yet
+	ended    bool     // the run reached stopWith, its one way out
+	// The parallel group in flight: its channel and the calls not done.
+	group     chan groupMsg
+	groupLeft int
 	compact   *Compaction // the session's last compaction
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
@@ -118,6 +122,11 @@ func (r *run) main(input string) {
 		r.yield(nil, err)
 		return
 	}
+	defer func() {
+		if !r.ended {
+			r.abandon()
+		}
+	}()
 	r.traceStart()
 	// The time budget counts from here: locking and loading the session
 	// are not the run's work, and a failure there is an early one.
@@ -285,6 +294,7 @@ func (r *run) stop(reason StopReason, layer Layer, text string, err error, detai
 }
 
 func (r *run) stopWith(o outcome) bool {
+	r.ended = true
 	for _, m := range unanswered(r.l.history, r.l.stoppedResult) {
 		if o.reason == StopPending {
 			break // the pending record holds them
@@ -313,6 +323,28 @@ func (r *run) stopWith(o outcome) bool {
 		r.yield(nil, o.err)
 	}
 	return false
+}
+
+// abandon leaves the session valid when the run is left without reaching
+// stopWith: the consumer's loop body panicked or called runtime.Goexit while
+// an event was yielded. The worker is stopped and every tool_use left open
+// gets the "interrupted" result the next Run would give it, before the
+// session is unlocked; nothing more is yielded.
+func (r *run) abandon() {
+	r.ended = true
+	r.stopWorker() // cancels the run: tools see their context done
+	for r.groupLeft > 0 {
+		if m := <-r.group; m.done {
+			r.groupLeft--
+		}
+	}
+	for _, m := range unanswered(r.l.history, func(b Block) Message { return NewToolResult(b.ID, interruptedText, true) }) {
+		if r.p.store.Append(r.storeCtx(), r.sessionID, m) != nil {
+			return
+		}
+		r.l.add(m)
+	}
+	_ = r.sync()
 }
 
 // stopCancelled ends a cancelled run: the caller's context, the caller
