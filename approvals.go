@@ -488,7 +488,7 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 				// anyway, in order.
 				dec = &permissionRecord{Reason: interruptedText, Source: "error"}
 			} else {
-				keep = append(keep, NewToolResult(b.ID, interruptedText, true))
+				keep = append(keep, interruptedResult(b))
 				continue
 			}
 		}

@@ -71,7 +71,7 @@ func (l *loop) begin(stored []Message, input string) (repairs []Message, user Me
 	if input == "" && len(l.parts) == 0 && len(stored) == 0 {
 		return nil, Message{}, false, ErrEmptyInput
 	}
-	repairs = unanswered(stored, func(b Block) Message { return NewToolResult(b.ID, interruptedText, true) })
+	repairs = unanswered(stored, interruptedResult)
 	if input != "" || len(l.parts) > 0 {
 		return repairs, NewUserMessage(input, l.parts...), true, nil
 	}
@@ -391,6 +391,9 @@ func unanswered(msgs []Message, result func(Block) Message) []Message {
 }
 
 const interruptedText = "interrupted: the previous run stopped before this tool finished; it may or may not have taken effect"
+
+// interruptedResult answers a tool_use a run left open.
+func interruptedResult(b Block) Message { return NewToolResult(b.ID, interruptedText, true) }
 
 // stoppedText is the result of a call of the current turn that a
 // stopping run answers: "not run", or, for a call whose tool ran but whose

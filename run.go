@@ -295,15 +295,9 @@ func (r *run) stop(reason StopReason, layer Layer, text string, err error, detai
 
 func (r *run) stopWith(o outcome) bool {
 	r.ended = true
-	for _, m := range unanswered(r.l.history, r.l.stoppedResult) {
-		if o.reason == StopPending {
-			break // the pending record holds them
-		}
-		if aerr := r.append(m); aerr != nil {
-			if o.err == nil {
-				o.reason, o.layer, o.err = StopError, LayerStore, aerr
-			}
-			break
+	if o.reason != StopPending { // the pending record holds them
+		if aerr := r.answerOpen(r.l.stoppedResult); aerr != nil && o.err == nil {
+			o.reason, o.layer, o.err = StopError, LayerStore, aerr
 		}
 	}
 	if serr := r.sync(); serr != nil && o.err == nil {
@@ -338,13 +332,20 @@ func (r *run) abandon() {
 			r.groupLeft--
 		}
 	}
-	for _, m := range unanswered(r.l.history, func(b Block) Message { return NewToolResult(b.ID, interruptedText, true) }) {
-		if r.p.store.Append(r.storeCtx(), r.sessionID, m) != nil {
-			return
-		}
-		r.l.add(m)
+	if r.answerOpen(interruptedResult) == nil {
+		_ = r.sync()
 	}
-	_ = r.sync()
+}
+
+// answerOpen appends the result that result gives every tool_use of the
+// history still unanswered, in order, and stops at a store failure.
+func (r *run) answerOpen(result func(Block) Message) error {
+	for _, m := range unanswered(r.l.history, result) {
+		if err := r.append(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stopCancelled ends a cancelled run: the caller's context, the caller
