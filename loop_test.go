@@ -610,57 +610,50 @@ func TestRunUserUnmarshalerIsContained(t *testing.T) {
 
 // A panic in the consumer's loop body propagates out of the range loop
 // with its own value, whatever event it came on (the permission decision
-// of a call decided on the run's goroutine included). The session is left
-// valid (a tool_use left open is answered as interrupted) and unlocked.
-func TestRunConsumerPanicPropagates(t *testing.T) {
+// of a call decided on the run's goroutine included); a runtime.Goexit
+// there (t.FailNow in a test) ends the consumer's goroutine, as it would
+// anywhere. Either way the session is left valid (a tool_use left open is
+// answered as interrupted) and unlocked.
+func TestRunConsumerPanicOrGoexit(t *testing.T) {
 	t.Parallel()
-	for _, on := range []string{"AssistantMessage", "ToolCall", "PermissionDecision", "ToolResult", "TextDelta", "Done"} {
-		store := agentrt.NewMemoryStore()
-		ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store,
-			Planner: agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.StreamReply("do", "ne"))}
-		require.PanicsWithValue(t, "consumer on "+on, func() {
-			for ev := range ag.Run(context.Background(), "s", "go") {
-				if name := fmt.Sprintf("%T", ev); name == "agentrt."+on {
+	for _, mode := range []string{"panic", "goexit"} {
+		for _, on := range []string{"AssistantMessage", "ToolCall", "PermissionDecision", "ToolResult", "TextDelta", "Done"} {
+			store := agentrt.NewMemoryStore()
+			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store,
+				Planner: agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.StreamReply("do", "ne"))}
+			type end struct {
+				normal    bool
+				recovered any
+			}
+			ended := make(chan end)
+			go func() {
+				var e end
+				defer func() { e.recovered = recover(); ended <- e }()
+				for ev := range ag.Run(context.Background(), "s", "go") {
+					if fmt.Sprintf("%T", ev) != "agentrt."+on {
+						continue
+					}
+					if mode == "goexit" {
+						runtime.Goexit()
+					}
 					panic("consumer on " + on)
 				}
+				e.normal = true
+			}()
+			e := <-ended
+			assert.False(t, e.normal, "%s on %s: the loop went on", mode, on)
+			if mode == "panic" {
+				assert.Equal(t, "consumer on "+on, e.recovered, "the consumer's own panic propagates")
+			} else {
+				assert.Nil(t, e.recovered, "%s on %s", mode, on)
 			}
-		}, on)
-		msgs, err := store.Load(context.Background(), "s")
-		require.NoError(t, err)
-		agenttest.AssertInvariants(t, msgs)
-		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
-		_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
-		require.NoError(t, err, "%s: the session is still locked or broken", on)
-	}
-}
-
-// A runtime.Goexit in the consumer's loop body (t.FailNow in a test) ends
-// the consumer's goroutine, as it would anywhere; the run's worker stops,
-// the session is unlocked and the next Run on it carries on.
-func TestRunConsumerGoexit(t *testing.T) {
-	t.Parallel()
-	for _, on := range []string{"AssistantMessage", "PermissionDecision", "ToolResult", "TextDelta", "Done"} {
-		store := agentrt.NewMemoryStore()
-		ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store,
-			Planner: agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.StreamReply("do", "ne"))}
-		exited := make(chan bool)
-		go func() {
-			normal := false
-			defer func() { exited <- normal }()
-			for ev := range ag.Run(context.Background(), "s", "go") {
-				if fmt.Sprintf("%T", ev) == "agentrt."+on {
-					runtime.Goexit()
-				}
-			}
-			normal = true
-		}()
-		require.False(t, <-exited, "%s: the loop went on after Goexit", on)
-		msgs, err := store.Load(context.Background(), "s")
-		require.NoError(t, err)
-		agenttest.AssertInvariants(t, msgs)
-		next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
-		_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
-		require.NoError(t, err, "%s: the session is still locked or broken", on)
+			msgs, err := store.Load(context.Background(), "s")
+			require.NoError(t, err)
+			agenttest.AssertInvariants(t, msgs)
+			next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
+			_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
+			require.NoError(t, err, "%s on %s: the session is still locked or broken", mode, on)
+		}
 	}
 }
 
