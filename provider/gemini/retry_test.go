@@ -1,70 +1,30 @@
 package gemini_test
 
 import (
-	"context"
-	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/providertest"
 	"github.com/agentrt/agentrt/provider/gemini"
 )
 
-// failingServer answers every request with HTTP 500 (and a 1 ms
-// Retry-After-Ms, so that a retry, if any, is quick) and counts them; the
-// SDK finds it through GOOGLE_GEMINI_BASE_URL.
-func failingServer(t *testing.T) *atomic.Int32 {
-	t.Helper()
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Retry-After-Ms", "1")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `{"error":{"code":500,"message":"boom","status":"INTERNAL"}}`)
-	}))
-	t.Cleanup(srv.Close)
-	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
-	return &calls
-}
-
 // Retries happen in one place: neither the client NewFromAPIKey builds nor
-// its Provider retries, so an Agent's RetryPolicy is the only one.
+// its Planner retries, so an Agent's RetryPolicy is the only one;
+// Options.MaxRetries turns the adapter's retries on. The SDK finds the
+// server through GOOGLE_GEMINI_BASE_URL.
 func TestNewFromAPIKeyDoesNotRetry(t *testing.T) { // not parallel: t.Setenv
-	ctx := context.Background()
-	req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}}
-
-	calls := failingServer(t)
-	p, err := gemini.NewFromAPIKey("key", "m", nil)
-	require.NoError(t, err)
-	_, err = p.Plan(ctx, req)
-	var pe *agentrt.ProviderError
-	require.True(t, errors.As(err, &pe), "%v", err)
-	assert.True(t, pe.Retryable())
-	assert.EqualValues(t, 1, calls.Load(), "one call: nothing below the runtime retried")
-
-	calls.Store(0)
-	ag := &agentrt.Agent{
-		Planner: p,
-		Retry:   agentrt.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
-	}
-	_, err = agenttest.Collect(ag.Run(ctx, "s", "hi"))
-	require.Error(t, err)
-	assert.EqualValues(t, 3, calls.Load(), "three attempts of the runtime, one call each")
-
-	// Options.MaxRetries turns the adapter's retries on (and the count sees them).
-	calls = failingServer(t)
-	p, err = gemini.NewFromAPIKey("key", "m", &gemini.Options{MaxRetries: 1})
-	require.NoError(t, err)
-	_, err = p.Plan(ctx, req)
-	require.Error(t, err)
-	assert.EqualValues(t, 2, calls.Load())
+	providertest.RetriesInOnePlace(t, func(maxRetries int) (agentrt.Planner, *atomic.Int32) {
+		srv, calls := providertest.FailingServer(t, `{"error":{"code":500,"message":"boom","status":"INTERNAL"}}`)
+		t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
+		var opts *gemini.Options
+		if maxRetries > 0 {
+			opts = &gemini.Options{MaxRetries: maxRetries}
+		}
+		p, err := gemini.NewFromAPIKey("key", "m", opts)
+		require.NoError(t, err)
+		return p, calls
+	})
 }

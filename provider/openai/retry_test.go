@@ -1,67 +1,25 @@
 package openai_test
 
 import (
-	"context"
-	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/providertest"
 	"github.com/agentrt/agentrt/provider/openai"
 )
 
-// failingServer answers every request with HTTP 500 (and a 1 ms
-// Retry-After-Ms, so that a retry, if any, is quick) and counts them.
-func failingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
-	t.Helper()
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Retry-After-Ms", "1")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `{"error":{"message":"boom","type":"server_error"}}`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &calls
-}
-
 // Retries happen in one place: a client NewCompatible builds does not
-// retry, so an Agent's RetryPolicy is the only one.
+// retry, so an Agent's RetryPolicy is the only one; Options.MaxRetries
+// turns the SDK's retries on.
 func TestNewCompatibleClientDoesNotRetry(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}}
-
-	srv, calls := failingServer(t)
-	p := openai.NewCompatible(srv.URL+"/v1", "key", "m", nil)
-	_, err := p.Plan(ctx, req)
-	var pe *agentrt.ProviderError
-	require.True(t, errors.As(err, &pe), "%v", err)
-	assert.True(t, pe.Retryable())
-	assert.EqualValues(t, 1, calls.Load(), "one call: the SDK did not retry")
-
-	calls.Store(0)
-	ag := &agentrt.Agent{
-		Planner: p,
-		Retry:   agentrt.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
-	}
-	_, err = agenttest.Collect(ag.Run(ctx, "s", "hi"))
-	require.Error(t, err)
-	assert.EqualValues(t, 3, calls.Load(), "three attempts of the runtime, one call each")
-
-	// Options.MaxRetries turns the SDK's retries on (and the count sees them).
-	srv, calls = failingServer(t)
-	p = openai.NewCompatible(srv.URL+"/v1", "key", "m", &openai.Options{MaxRetries: 1})
-	_, err = p.Plan(ctx, req)
-	require.Error(t, err)
-	assert.EqualValues(t, 2, calls.Load())
+	providertest.RetriesInOnePlace(t, func(maxRetries int) (agentrt.Planner, *atomic.Int32) {
+		srv, calls := providertest.FailingServer(t, `{"error":{"message":"boom","type":"server_error"}}`)
+		var opts *openai.Options
+		if maxRetries > 0 {
+			opts = &openai.Options{MaxRetries: maxRetries}
+		}
+		return openai.NewCompatible(srv.URL+"/v1", "key", "m", opts), calls
+	})
 }
