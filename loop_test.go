@@ -698,3 +698,32 @@ func TestRunConsumerPanicDuringParallelSubAgents(t *testing.T) {
 		assert.False(t, res.Message.IsError, "%s: %s", res.Tool, res.Message.Content)
 	}
 }
+
+// The trace counts the tokens of a Compressor's view only where it writes
+// the count: on a store that keeps records, once per planner call; on a
+// store without records and in a durable runtime's planner step, never.
+func TestTokenCounterCalledOnlyForTheTrace(t *testing.T) {
+	t.Parallel()
+	newAgent := func(store agentrt.SessionStore, counted *int) *agentrt.Agent {
+		return &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("x")), Store: store, Compressor: viewCompressor{},
+			TokenCounter: func([]agentrt.Message) int { *counted++; return 1 }}
+	}
+	var traced, untraced, durable int
+	_, err := agenttest.Collect(newAgent(agentrt.NewMemoryStore(), &traced).Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, traced, "one planner call, one count for its trace record")
+	_, err = agenttest.Collect(newAgent(untracedStore{agentrt.NewMemoryStore()}, &untraced).Run(context.Background(), "s", "go"))
+	require.NoError(t, err)
+	assert.Zero(t, untraced, "no trace, no count")
+
+	ag := newAgent(nil, &durable)
+	lp, err := agentrt.NewDurable(ag, "s", nil)
+	require.NoError(t, err)
+	_, err = lp.Begin(nil, "go")
+	require.NoError(t, err)
+	step, err := agentrt.NewDurable(ag, "s", nil)
+	require.NoError(t, err)
+	out := step.Plan(context.Background(), lp.Request(), nil, false, 1, nil)
+	require.NoError(t, out.Err)
+	assert.Zero(t, durable, "a durable runtime's planner step writes no trace")
+}

@@ -172,7 +172,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	var err error
 	if perr := r.doFunc(func() {
 		res, err = c.Compress(r.turnCtx, creq)
-		if err == nil && res != nil && !r.tr.off && !sameSlice(res.Messages, msgs) {
+		if err == nil && res != nil && r.tr.ra != nil && !sameSlice(res.Messages, msgs) {
 			// The trace's token count of what the planner is shown, here
 			// because Count is user code too.
 			r.tr.viewTokens = count(res.Messages)
