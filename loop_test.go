@@ -466,6 +466,23 @@ func TestRunDescribePanicIsAnInvalidAgent(t *testing.T) {
 			assert.Empty(t, events)
 		}
 	}
+	// A Describe that works is called once, whatever the number of runs,
+	// and its answer reaches the hooks and the trace records.
+	calls := 0
+	var seen agentrt.ProviderInfo
+	store := agentrt.NewMemoryStore()
+	ag := &agentrt.Agent{Planner: describingPlanner{agenttest.Script(agenttest.Reply("x"), agenttest.Reply("y")), func() { calls++ }}, Store: store,
+		Hooks: []agentrt.Hooks{{OnRunStart: func(ctx context.Context, run *agentrt.RunInfo) context.Context { seen = run.Provider; return ctx }}}}
+	for range 2 {
+		_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, calls)
+	assert.Equal(t, agentrt.ProviderInfo{Name: "fake", Model: "m"}, seen)
+	recs, err := store.LoadRecords(context.Background(), "s")
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	assert.Contains(t, string(recs[len(recs)-1].Data), `"provider":"fake","model":"m"`)
 }
 
 // viewCompressor shows the planner a copy of the last message only, and
@@ -650,6 +667,11 @@ func TestRunConsumerPanicOrGoexit(t *testing.T) {
 			msgs, err := store.Load(context.Background(), "s")
 			require.NoError(t, err)
 			agenttest.AssertInvariants(t, msgs)
+			if on == "ToolCall" || on == "PermissionDecision" { // before the tool ran
+				require.Len(t, msgs, 3)
+				assert.True(t, msgs[2].IsError, "%s on %s", mode, on)
+				assert.True(t, strings.HasPrefix(msgs[2].Content, "interrupted:"), "%s on %s: %s", mode, on, msgs[2].Content)
+			}
 			next := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store, Planner: agenttest.Script(agenttest.Reply("resumed"))}
 			_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
 			require.NoError(t, err, "%s on %s: the session is still locked or broken", mode, on)
