@@ -603,23 +603,11 @@ func TestRunUserUnmarshalerIsContained(t *testing.T) {
 		store := agentrt.NewMemoryStore()
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{tool}, Store: store,
 			Planner: agenttest.Script(agenttest.CallTool("decode", `{"v":"`+mode+`"}`), agenttest.Reply("done"))}
-		finished := make(chan bool)
-		var events []agentrt.Event
-		go func() {
-			normal := false
-			defer func() { recover(); finished <- normal }()
-			events, _ = agenttest.Collect(ag.Run(context.Background(), "s", "go"))
-			normal = true
-		}()
-		require.True(t, <-finished, "%s: the goroutine ranging over Run did not finish normally", mode)
-		var res *agentrt.ToolResult
-		for _, ev := range events {
-			if r, ok := ev.(agentrt.ToolResult); ok {
-				res = &r
-			}
-		}
-		require.NotNil(t, res, mode)
-		assert.True(t, res.Message.IsError, "%s: %s", mode, res.Message.Content)
+		o := propCollect(ag.Run(context.Background(), "s", "go"), 0, 0, nil)
+		require.True(t, o.normal, "%s: the goroutine ranging over Run did not finish normally (panic %v)", mode, o.panicked)
+		results := agenttest.Filter[agentrt.ToolResult](o.events())
+		require.Len(t, results, 1, mode)
+		assert.True(t, results[0].Message.IsError, "%s: %s", mode, results[0].Message.Content)
 		msgs, _ := store.Load(context.Background(), "s")
 		agenttest.AssertInvariants(t, msgs)
 	}
