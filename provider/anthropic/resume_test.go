@@ -1,14 +1,10 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -18,13 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
-)
-
-// The resume test re-executes the test binary as a child process,
-// selected by these environment variables, running TestResumeChild.
-const (
-	resumeDirEnv = "AGENTRT_ANTHROPIC_RESUME_DIR"
-	resumeURLEnv = "AGENTRT_ANTHROPIC_RESUME_URL"
+	"github.com/agentrt/agentrt/internal/providertest"
 )
 
 // resumeAgent is the agent of both processes: Claude with thinking, a
@@ -58,23 +48,10 @@ func resumeAgent(client sdk.Client, store agentrt.SessionStore) *agentrt.Agent {
 // nothing in a normal run. It resumes the session and lets the model
 // answer the tool's result.
 func TestResumeChild(t *testing.T) {
-	dir := os.Getenv(resumeDirEnv)
-	if dir == "" {
-		t.Skip("only run as a child process")
-	}
-	store, err := agentrt.NewJSONLStore(dir, nil)
-	require.NoError(t, err)
-	defer store.Close()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections() // no connection goroutine outlives the test (goleak)
-	client := sdk.NewClient(option.WithBaseURL(os.Getenv(resumeURLEnv)), option.WithAPIKey("test-key"),
-		option.WithMaxRetries(0), option.WithHTTPClient(hc))
-	events, err := agenttest.Collect(resumeAgent(client, store).Run(context.Background(), "resume", ""))
-	require.NoError(t, err)
-	done, ok := agenttest.Done(events)
-	require.True(t, ok)
-	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
-	fmt.Println("child answer:", done.FinalText)
+	providertest.ResumeChild(t, func(hc *http.Client, url string, store agentrt.SessionStore) *agentrt.Agent {
+		return resumeAgent(sdk.NewClient(option.WithBaseURL(url), option.WithAPIKey("test-key"),
+			option.WithMaxRetries(0), option.WithHTTPClient(hc)), store)
+	})
 }
 
 // A session with an image, a document and a thinking block goes through
@@ -99,14 +76,7 @@ func TestResumeInNewProcess(t *testing.T) {
 	require.Equal(t, agentrt.StopMaxTurns, done.Reason)
 	require.NoError(t, store.Close())
 
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestResumeChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), resumeDirEnv+"="+dir, resumeURLEnv+"="+r.srv.URL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Run(), "child:\n%s", out.String())
-	assert.Contains(t, out.String(), "child answer: The current temperature in Florence, Italy is 40°C")
+	assert.Contains(t, providertest.ResumeInChild(t, dir, r.srv.URL), "child answer: The current temperature in Florence, Italy is 40°C")
 
 	reqs := r.requests()
 	require.Len(t, reqs, 2)

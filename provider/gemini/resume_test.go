@@ -1,13 +1,9 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,13 +12,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
-)
-
-// The resume test re-executes the test binary as a child process,
-// selected by these environment variables, running TestResumeChild.
-const (
-	resumeDirEnv = "AGENTRT_GEMINI_RESUME_DIR"
-	resumeURLEnv = "AGENTRT_GEMINI_RESUME_URL"
+	"github.com/agentrt/agentrt/internal/providertest"
 )
 
 // resumeAgent is the agent of both processes: Gemini with thoughts, a
@@ -54,29 +44,17 @@ func resumeAgent(client *genai.Client, store agentrt.SessionStore) *agentrt.Agen
 }
 
 // TestResumeChild is the child process of TestResumeInNewProcess; it does
-// nothing in a normal run. It resumes the session in a new Provider and
+// nothing in a normal run. It resumes the session in a new Planner and
 // lets the model answer the tool's result.
 func TestResumeChild(t *testing.T) {
-	dir := os.Getenv(resumeDirEnv)
-	if dir == "" {
-		t.Skip("only run as a child process")
-	}
-	store, err := agentrt.NewJSONLStore(dir, nil)
-	require.NoError(t, err)
-	defer store.Close()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections() // no connection goroutine outlives the test (goleak)
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey: "test-key", Backend: genai.BackendGeminiAPI, HTTPClient: hc,
-		HTTPOptions: genai.HTTPOptions{BaseURL: os.Getenv(resumeURLEnv)},
+	providertest.ResumeChild(t, func(hc *http.Client, url string, store agentrt.SessionStore) *agentrt.Agent {
+		client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+			APIKey: "test-key", Backend: genai.BackendGeminiAPI, HTTPClient: hc,
+			HTTPOptions: genai.HTTPOptions{BaseURL: url},
+		})
+		require.NoError(t, err)
+		return resumeAgent(client, store)
 	})
-	require.NoError(t, err)
-	events, err := agenttest.Collect(resumeAgent(client, store).Run(context.Background(), "resume", ""))
-	require.NoError(t, err)
-	done, ok := agenttest.Done(events)
-	require.True(t, ok)
-	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
-	fmt.Println("child answer:", done.FinalText)
 }
 
 // A session with an image, a document and thinking goes through the JSONL
@@ -100,14 +78,7 @@ func TestResumeInNewProcess(t *testing.T) {
 	require.Equal(t, agentrt.StopMaxTurns, done.Reason)
 	require.NoError(t, store.Close())
 
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestResumeChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), resumeDirEnv+"="+dir, resumeURLEnv+"="+srv.URL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Run(), "child:\n%s", out.String())
-	assert.Contains(t, out.String(), "child answer: The current weather in Florence, Italy is 40°C")
+	assert.Contains(t, providertest.ResumeInChild(t, dir, srv.URL), "child answer: The current weather in Florence, Italy is 40°C")
 
 	reqs := srv.reqs()
 	require.Len(t, reqs, 2)
