@@ -84,7 +84,7 @@ func (a *Agent) Resume(ctx context.Context, sessionID string, approvals ...Appro
 // runs never need is allocated on first use, to keep the run small.
 type approvalState struct {
 	resume    bool // a Resume: the session must have pending calls
-	ask       bool // a Durable step whose runtime asks the person itself
+	ask       bool // a durableLoop step whose runtime asks the person itself
 	deferring bool // a call of this turn waits for a person
 	dirty     bool // the pending record must be written again at the stop
 	loaded    bool // x.rules hold the session's rules
@@ -249,7 +249,7 @@ func (r *run) remember(c *call, d Decision) {
 // input is in. It reports whether the call runs now: only in a durable
 // step, where the runtime asks the person itself.
 func (r *run) deferCall(c *call, d Decision, in any) bool {
-	if r.p.store == nil { // a Durable step: its runtime asks the person
+	if r.p.store == nil { // a durableLoop step: its runtime asks the person
 		if !r.appr.ask {
 			c.decide(fmt.Sprintf("permission denied: tool %q needs a person's decision, and this runtime cannot ask one", c.use.Name), nil)
 			return false

@@ -435,7 +435,7 @@ func TestDurableDecidePending(t *testing.T) {
 	t.Parallel()
 	var n notes
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: agenttest.Script(), Permission: askLater}
-	d, err := agentrt.NewDurable(ag, "s", nil)
+	d, err := newDurable(ag, "s", nil)
 	require.NoError(t, err)
 	use := agentrt.ToolUseBlock("call_1", "write_note", json.RawMessage(`{"path":"a"}`))
 	var evs []agentrt.Event

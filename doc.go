@@ -82,10 +82,9 @@
 //
 // # Runtimes
 //
-// [Agent.Run] is the in-process runtime. [Durable] is the same loop for a
-// runtime that records every step and can replay a run after a crash: its
-// loop side is deterministic and its step side runs the callbacks as Run
-// does. Package temporal is such a runtime, on Temporal workflows.
+// [Agent.Run] is the in-process runtime. Package temporal is a durable one,
+// on Temporal workflows: it records every step and can replay a run after
+// a crash, and it drives the same loop as Run, not a copy of it.
 //
 // # Testing
 //

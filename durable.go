@@ -5,16 +5,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
+
+	"github.com/agentrt/agentrt/internal/durable"
 )
 
-// Durable is the turn logic of one run for a runtime that performs every
-// step itself and records it, so that it can replay the run after a crash:
-// a durable runtime on a workflow engine (the temporal package is one).
-// It is the loop [Agent.Run] drives, with the same decisions: unique
-// tool_use ids, what cannot run, the output cap, the loop guard, the
-// budget, max turns and the final answer, and the repair of a resumed
-// session, and the check of a typed final answer (ExpectOutput).
+// The root package's API stays what users call: the durable runtime of
+// this repository (package temporal) reaches durableLoop through package
+// internal/durable, whose New is set here.
+func init() {
+	durable.New = func(agent any, sessionID string, permission any) (any, error) {
+		var pc PermissionChecker
+		if permission != nil {
+			pc = permission.(PermissionChecker)
+		}
+		d, err := newDurableLoop(agent.(*Agent), sessionID, pc)
+		if err != nil {
+			return nil, err // not d: a nil *durableLoop in an any is not nil
+		}
+		return d, nil
+	}
+}
+
+// durableLoop is the turn logic of one run for a runtime that performs
+// every step itself and records it, so that it can replay the run after a
+// crash: a durable runtime on a workflow engine (the temporal package is
+// one, through internal/durable). It is the loop [Agent.Run] drives, with
+// the same decisions: unique tool_use ids, what cannot run, the output
+// cap, the loop guard, the budget, max turns and the final answer, and the
+// repair of a resumed session, and the check of a typed final answer
+// (ExpectOutput).
 //
 // It has two sides. The loop side (Begin, Request, Accept, Batch, Runs,
 // Settle, Next, Stop) is deterministic: no clock, no goroutine, no I/O and
@@ -22,7 +41,7 @@ import (
 // replay. The step side (Plan, Decide, Execute) runs the user's callbacks
 // exactly as Run does, with panics and runtime.Goexit contained; call it
 // where side effects belong (a workflow engine's activities), with a
-// Durable made for that step.
+// durableLoop made for that step.
 //
 // A run goes: Begin; then per turn Request, Plan (on the step side),
 // Accept, and for each group of calls (Batch) Decide and Execute the calls
@@ -34,7 +53,7 @@ import (
 // The loop side is not safe for concurrent use. The step side is: each
 // step keeps its own state, so several may run at once (the tools of a
 // parallel group).
-type Durable struct {
+type durableLoop struct {
 	a          *Agent
 	p          *prepared // the Agent's, without its Store: the runtime stores
 	permission PermissionChecker
@@ -43,10 +62,10 @@ type Durable struct {
 	calls      []ToolCall
 }
 
-// NewDurable returns the loop of one run of a on sessionID. permission,
+// newDurableLoop returns the loop of one run of a on sessionID. permission,
 // when non-nil, replaces Agent.Permission in Decide and for the sub-agents
 // an AgentTool runs in Execute. It fails like Run for an invalid Agent.
-func NewDurable(a *Agent, sessionID string, permission PermissionChecker) (*Durable, error) {
+func newDurableLoop(a *Agent, sessionID string, permission PermissionChecker) (*durableLoop, error) {
 	if a.Planner == nil {
 		return nil, ErrNoPlanner
 	}
@@ -56,7 +75,7 @@ func NewDurable(a *Agent, sessionID string, permission PermissionChecker) (*Dura
 	}
 	own := *p
 	own.store = nil
-	d := &Durable{a: a, p: &own, permission: p.permission}
+	d := &durableLoop{a: a, p: &own, permission: p.permission}
 	if permission != nil {
 		d.permission = permission
 	}
@@ -68,7 +87,7 @@ func NewDurable(a *Agent, sessionID string, permission PermissionChecker) (*Dura
 // messages to store before the first turn ("interrupted" results for
 // tool_uses a crash left unanswered, then input as a user message unless
 // it is empty). It fails with [ErrEmptyInput] when both are empty.
-func (d *Durable) Begin(history []Message, input string) ([]Message, error) {
+func (d *durableLoop) Begin(history []Message, input string) ([]Message, error) {
 	repairs, user, hasUser, err := d.l.begin(slices.Clone(history), input)
 	if err != nil {
 		return nil, err
@@ -87,13 +106,13 @@ func (d *Durable) Begin(history []Message, input string) ([]Message, error) {
 // Compressor runs in Plan), the tools, and, for the final answer after a
 // limit, no tools and the instruction to answer now. Its Messages must not
 // be modified.
-func (d *Durable) Request() *ModelRequest { return d.l.request(new(ModelRequest)) }
+func (d *durableLoop) Request() *ModelRequest { return d.l.request(new(ModelRequest)) }
 
 // Accept takes the planner's response and returns the assistant message to
 // store (every tool_use with an id unique in the session and a valid JSON
 // input) and the turn's calls, in order, as the ToolCall events Run
 // yields. The slice is valid until the next Accept.
-func (d *Durable) Accept(resp *ModelResponse) (Message, []ToolCall) {
+func (d *durableLoop) Accept(resp *ModelResponse) (Message, []ToolCall) {
 	msg := d.l.accept(resp)
 	d.l.add(msg)
 	d.last = msg
@@ -107,19 +126,19 @@ func (d *Durable) Accept(resp *ModelResponse) (Message, []ToolCall) {
 // Batch returns the end of the group of calls that starts at call i: i+1
 // for a call that runs alone, or the end of a run of read-only calls that
 // may run together (at most Agent.MaxParallelTools at once).
-func (d *Durable) Batch(i int) int { return d.l.batch(i) }
+func (d *durableLoop) Batch(i int) int { return d.l.batch(i) }
 
 // Runs reports whether call i is to be decided and executed. A call that
 // does not run (a malformed, duplicate or unknown call, or a call of the
 // final answer) is settled with the loop's own result.
-func (d *Durable) Runs(i int) bool { return d.l.calls[i].note == "" }
+func (d *durableLoop) Runs(i int) bool { return d.l.calls[i].note == "" }
 
 // Settle gives call i its outcome (from Decide or Execute; ignored for a
 // call that Runs reports false for) and returns its ToolResult event, whose
 // Message is the result to store: the output cut to Agent.MaxToolOutput
 // and the loop guard's note added. ran says whether the tool's Execute
 // returned. Settle the calls of a turn in order.
-func (d *Durable) Settle(i int, out ToolOutcome, ran bool) ToolResult {
+func (d *durableLoop) Settle(i int, out ToolOutcome, ran bool) ToolResult {
 	c := &d.l.calls[i]
 	if c.note != "" {
 		c.decide(c.note, nil)
@@ -141,7 +160,7 @@ func (d *Durable) Settle(i int, out ToolOutcome, ran bool) ToolResult {
 // correction sent back for a final answer that does not match the output
 // expected, see ExpectOutput); otherwise the run is over, done is its Done
 // event and err its error, if any.
-func (d *Durable) Next() (msgs []Message, done *Done, err error) {
+func (d *durableLoop) Next() (msgs []Message, done *Done, err error) {
 	o := d.l.next(d.last)
 	if o.retry != "" {
 		m := NewUserMessage(o.retry)
@@ -162,7 +181,7 @@ func (d *Durable) Next() (msgs []Message, done *Done, err error) {
 // (0 means 2, negative none); then the run ends with an [*OutputError].
 // [ParseOutput] decodes the final answer. The check is deterministic. Call
 // it before Begin.
-func (d *Durable) ExpectOutput(schema json.RawMessage, maxRetries int) error {
+func (d *durableLoop) ExpectOutput(schema json.RawMessage, maxRetries int) error {
 	spec, err := schemaOutputSpec(schema)
 	if err != nil {
 		return err
@@ -175,7 +194,7 @@ func (d *Durable) ExpectOutput(schema json.RawMessage, maxRetries int) error {
 // Stop ends the run early, for reason and from layer, with err (nil for a
 // time budget that ran out: StopBudgetExceeded). It returns the results
 // to store for the tool_uses not yet answered, in order, and the Done event.
-func (d *Durable) Stop(reason StopReason, layer Layer, err error) ([]Message, Done) {
+func (d *durableLoop) Stop(reason StopReason, layer Layer, err error) ([]Message, Done) {
 	o := outcome{stop: true, reason: reason, layer: layer, err: err}
 	if reason == StopBudgetExceeded && err == nil {
 		o = d.l.timeBudget()
@@ -187,24 +206,10 @@ func (d *Durable) Stop(reason StopReason, layer Layer, err error) ([]Message, Do
 	return msgs, d.l.done(o)
 }
 
-// PlanOutcome is the outcome of one planner attempt made by
-// [Durable.Plan].
-type PlanOutcome struct {
-	// Response is the planner's answer, nil when Err is set.
-	Response *ModelResponse
-	// Compaction is the compaction the Compressor made in this attempt,
-	// or nil: pass it as prev from now on.
-	Compaction *Compaction
-	// Err is the attempt's failure and Layer where it came from.
-	Err   error
-	Layer Layer
-	// Compact says to make the same attempt again with force (a
-	// context-length error); Retry to make the next attempt after Delay
-	// (a transient error, per Agent.Retry). With neither, Err ends the run.
-	Compact bool
-	Retry   bool
-	Delay   time.Duration
-}
+// planOutcome is the outcome of one planner attempt made by
+// [durableLoop.Plan]: internal/durable's PlanOutcome, generic there because
+// that package cannot import this one.
+type planOutcome = durable.PlanOutcome[*ModelResponse, *Compaction, Layer]
 
 // Plan makes one planner attempt (attempt counts from 1) of req, a
 // Request, as Run does: the Compressor's view of req.Messages given the
@@ -214,15 +219,15 @@ type PlanOutcome struct {
 // *PanicError. Events (HookFailed, and TextDelta as the text streams in) go
 // to emit, if non-nil. The delay of a retry has jitter: Plan is not
 // deterministic.
-func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction, force bool, attempt int, emit func(Event)) PlanOutcome {
+func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compaction, force bool, attempt int, emit func(Event)) planOutcome {
 	r := d.runner(ctx, req.Turn, emit)
 	defer r.stopWorker()
 	r.compact = prev
 	view, err := r.compress(req.Messages, force)
 	if err != nil {
-		return PlanOutcome{Err: err, Layer: LayerPlanner}
+		return planOutcome{Err: err, Layer: LayerPlanner}
 	}
-	var out PlanOutcome
+	var out planOutcome
 	if r.compact != prev {
 		out.Compaction = r.compact
 	}
@@ -259,7 +264,7 @@ func (d *Durable) Plan(ctx context.Context, req *ModelRequest, prev *Compaction,
 // set: the runtime must then ask the person (the temporal package waits
 // for an [Approval]) and run the call only if they allow it. With a nil
 // emit such a call is denied, since the runtime could not know.
-func (d *Durable) Decide(ctx context.Context, turn int, use Block, emit func(Event)) (input json.RawMessage, denied *ToolOutcome) {
+func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func(Event)) (input json.RawMessage, denied *ToolOutcome) {
 	c, out := d.lookup(use)
 	if out != nil {
 		return nil, out
@@ -292,7 +297,7 @@ func (d *Durable) Decide(ctx context.Context, turn int, use Block, emit func(Eve
 // returned. Events (HookFailed, PermissionDecision for a block,
 // SubAgentEvent) go to emit, if non-nil. An AgentTool's child session is
 // named after this run's session and the call's id.
-func (d *Durable) Execute(ctx context.Context, turn int, use Block, input json.RawMessage, emit func(Event)) (out ToolOutcome, ran bool) {
+func (d *durableLoop) Execute(ctx context.Context, turn int, use Block, input json.RawMessage, emit func(Event)) (out ToolOutcome, ran bool) {
 	c, denied := d.lookup(use)
 	if denied != nil {
 		return *denied, false
@@ -324,7 +329,7 @@ func (d *Durable) Execute(ctx context.Context, turn int, use Block, input json.R
 
 // lookup returns the call of use, or the outcome of a call of a tool the
 // Agent does not have.
-func (d *Durable) lookup(use Block) (*call, *ToolOutcome) {
+func (d *durableLoop) lookup(use Block) (*call, *ToolOutcome) {
 	c := &call{use: use}
 	e, ok := d.p.tools[use.Name]
 	if !ok {
@@ -338,7 +343,7 @@ func (d *Durable) lookup(use Block) (*call, *ToolOutcome) {
 // runner returns an in-process run that performs one step of a durable
 // run: its callbacks run on its worker, its events go to emit, and it has
 // no store.
-func (d *Durable) runner(ctx context.Context, turn int, emit func(Event)) *run {
+func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *run {
 	r := &run{
 		agent:      d.a,
 		p:          d.p,

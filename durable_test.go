@@ -2,20 +2,51 @@ package agentrt_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/durable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// runDurable is a tiny durable runtime: it drives a Durable synchronously,
+// durableLoop lists the methods of agentrt's durable loop, which the
+// tests reach as package temporal does: through internal/durable.
+type durableLoop interface {
+	Begin(history []agentrt.Message, input string) ([]agentrt.Message, error)
+	Request() *agentrt.ModelRequest
+	Accept(resp *agentrt.ModelResponse) (agentrt.Message, []agentrt.ToolCall)
+	Batch(i int) int
+	Runs(i int) bool
+	Settle(i int, out agentrt.ToolOutcome, ran bool) agentrt.ToolResult
+	Next() (msgs []agentrt.Message, done *agentrt.Done, err error)
+	ExpectOutput(schema json.RawMessage, maxRetries int) error
+	Stop(reason agentrt.StopReason, layer agentrt.Layer, err error) ([]agentrt.Message, agentrt.Done)
+	Plan(ctx context.Context, req *agentrt.ModelRequest, prev *agentrt.Compaction, force bool, attempt int, emit func(agentrt.Event)) planOutcome
+	Decide(ctx context.Context, turn int, use agentrt.Block, emit func(agentrt.Event)) (input json.RawMessage, denied *agentrt.ToolOutcome)
+	Execute(ctx context.Context, turn int, use agentrt.Block, input json.RawMessage, emit func(agentrt.Event)) (out agentrt.ToolOutcome, ran bool)
+}
+
+type planOutcome = durable.PlanOutcome[*agentrt.ModelResponse, *agentrt.Compaction, agentrt.Layer]
+
+// newDurable returns the durable loop of one run of ag on sessionID, as
+// the temporal package gets it.
+func newDurable(ag *agentrt.Agent, sessionID string, permission agentrt.PermissionChecker) (durableLoop, error) {
+	lp, err := durable.New(ag, sessionID, permission)
+	if err != nil {
+		return nil, err
+	}
+	return lp.(durableLoop), nil
+}
+
+// runDurable is a tiny durable runtime: it drives a durableLoop synchronously,
 // each step where an engine would record it, and returns the session.
 func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, history []agentrt.Message, input string) ([]agentrt.Message, agentrt.Done, error) {
-	lp, err := agentrt.NewDurable(ag, sessionID, nil)
+	lp, err := newDurable(ag, sessionID, nil)
 	if err != nil {
 		return nil, agentrt.Done{}, err
 	}
@@ -28,10 +59,10 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 	for {
 		// The planner call: an activity of a workflow engine.
 		req := lp.Request()
-		var out agentrt.PlanOutcome
+		var out planOutcome
 		force := false
 		for attempt := 1; ; attempt++ {
-			step, _ := agentrt.NewDurable(ag, sessionID, nil)
+			step, _ := newDurable(ag, sessionID, nil)
 			out = step.Plan(ctx, req, compaction, force, attempt, nil)
 			if out.Compaction != nil {
 				compaction = out.Compaction
@@ -56,7 +87,7 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 				var res agentrt.ToolOutcome
 				ran := false
 				if lp.Runs(k) {
-					step, _ := agentrt.NewDurable(ag, sessionID, nil)
+					step, _ := newDurable(ag, sessionID, nil)
 					input, denied := step.Decide(ctx, calls[k].Turn, calls[k].ToolUse, nil)
 					if denied != nil {
 						res = *denied
@@ -76,7 +107,10 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 	}
 }
 
-func ExampleDurable() {
+// TestDurableInAPage drives the durable loop synchronously in a page, as a
+// durable runtime does with each step in its place.
+func TestDurableInAPage(t *testing.T) {
+	t.Parallel()
 	type CityIn struct {
 		City string `json:"city"`
 	}
@@ -91,19 +125,23 @@ func ExampleDurable() {
 		),
 	}
 	ctx := context.Background()
+	var lines []string
 	// The loop side, deterministic: a workflow engine runs it in its
 	// workflow and replays it after a crash.
-	lp, _ := agentrt.NewDurable(ag, "s1", nil)
-	session, _ := lp.Begin(nil, "Weather in Paris?")
+	lp, err := newDurable(ag, "s1", nil)
+	require.NoError(t, err)
+	session, err := lp.Begin(nil, "Weather in Paris?")
+	require.NoError(t, err)
 	for {
 		// The step side, with side effects: an engine runs each step as an
 		// activity and records its result. Here they run in place.
-		step, _ := agentrt.NewDurable(ag, "s1", nil)
+		step, err := newDurable(ag, "s1", nil)
+		require.NoError(t, err)
 		out := step.Plan(ctx, lp.Request(), nil, false, 1, nil)
 		if out.Err != nil {
 			msgs, done := lp.Stop(agentrt.StopError, out.Layer, out.Err)
 			session = append(session, msgs...)
-			fmt.Println(done.Reason)
+			lines = append(lines, string(done.Reason))
 			break
 		}
 		msg, calls := lp.Accept(out.Response)
@@ -122,23 +160,24 @@ func ExampleDurable() {
 			session = append(session, lp.Settle(i, res, ran).Message)
 		}
 		if _, done, _ := lp.Next(); done != nil {
-			fmt.Println(done.Reason, done.Turns)
+			lines = append(lines, fmt.Sprint(done.Reason, " ", done.Turns))
 			break
 		}
 	}
 	for _, m := range session {
-		fmt.Println(m.String())
+		lines = append(lines, m.String())
 	}
-	// Output:
-	// complete 2
-	// user: Weather in Paris?
-	// assistant: [tool_use call_1 weather {"city":"Paris"}]
-	// tool call_1: sunny in Paris
-	// assistant: It is sunny in Paris.
+	assert.Equal(t, []string{
+		"complete 2",
+		"user: Weather in Paris?",
+		`assistant: [tool_use call_1 weather {"city":"Paris"}]`,
+		"tool call_1: sunny in Paris",
+		"assistant: It is sunny in Paris.",
+	}, lines)
 }
 
 // TestDurableMatchesRun drives the same scenarios through Run and through
-// a Durable: the sessions and the Done events are the same.
+// a durableLoop: the sessions and the Done events are the same.
 func TestDurableMatchesRun(t *testing.T) {
 	t.Parallel()
 	type noteIn struct {
@@ -252,19 +291,19 @@ func TestDurableMatchesRun(t *testing.T) {
 
 func TestDurableResumeAndErrors(t *testing.T) {
 	t.Parallel()
-	_, err := agentrt.NewDurable(&agentrt.Agent{}, "s", nil)
+	_, err := newDurable(&agentrt.Agent{}, "s", nil)
 	require.ErrorIs(t, err, agentrt.ErrNoPlanner)
-	_, err = agentrt.NewDurable(&agentrt.Agent{Planner: agenttest.Script(), Tools: []agentrt.Tool{nil}}, "s", nil)
+	_, err = newDurable(&agentrt.Agent{Planner: agenttest.Script(), Tools: []agentrt.Tool{nil}}, "s", nil)
 	require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
 
-	lp, err := agentrt.NewDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
+	lp, err := newDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
 	require.NoError(t, err)
 	_, err = lp.Begin(nil, "")
 	require.ErrorIs(t, err, agentrt.ErrEmptyInput)
 
 	// A session a crash left with an open tool_use is repaired first.
 	open := []agentrt.Message{agentrt.NewUserMessage("hi"), {Role: agentrt.RoleAssistant, Blocks: []agentrt.Block{agentrt.ToolUseBlock("a", "x", nil)}}}
-	lp, err = agentrt.NewDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
+	lp, err = newDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
 	require.NoError(t, err)
 	msgs, err := lp.Begin(open, "")
 	require.NoError(t, err)
@@ -274,11 +313,11 @@ func TestDurableResumeAndErrors(t *testing.T) {
 
 	// Stop answers the open calls of the turn.
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.CallTools(agenttest.ToolUse("x", `{}`), agenttest.ToolUse("y", `{}`)))}
-	lp, err = agentrt.NewDurable(ag, "s", nil)
+	lp, err = newDurable(ag, "s", nil)
 	require.NoError(t, err)
 	_, err = lp.Begin(nil, "go")
 	require.NoError(t, err)
-	step, _ := agentrt.NewDurable(ag, "s", nil)
+	step, _ := newDurable(ag, "s", nil)
 	out := step.Plan(context.Background(), lp.Request(), nil, false, 1, nil)
 	require.NoError(t, out.Err)
 	_, calls := lp.Accept(out.Response)

@@ -727,11 +727,11 @@ func TestTokenCounterCalledOnlyForTheTrace(t *testing.T) {
 	assert.Zero(t, untraced, "no trace, no count")
 
 	ag := newAgent(nil, &durable)
-	lp, err := agentrt.NewDurable(ag, "s", nil)
+	lp, err := newDurable(ag, "s", nil)
 	require.NoError(t, err)
 	_, err = lp.Begin(nil, "go")
 	require.NoError(t, err)
-	step, err := agentrt.NewDurable(ag, "s", nil)
+	step, err := newDurable(ag, "s", nil)
 	require.NoError(t, err)
 	out := step.Plan(context.Background(), lp.Request(), nil, false, 1, nil)
 	require.NoError(t, out.Err)

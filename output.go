@@ -96,7 +96,7 @@ func RunTyped[T any](ctx context.Context, ag *Agent, sessionID, input string, op
 
 // newOutputSpec reflects T's schema and returns the check that decodes an
 // answer into the returned pointer: the answer must match the schema (the
-// same check a durable runtime makes, see [Durable.ExpectOutput]), then
+// same check a durable runtime makes, see durableLoop.ExpectOutput), then
 // decode strictly into T and pass its validate tags.
 func newOutputSpec[T any]() (*outputSpec, *T, error) {
 	schema, err := OutputSchema[T]()
@@ -125,7 +125,7 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 
 // OutputSchema returns the JSON Schema of T that [RunTyped] sends to the
 // model, for runtimes other than the in-process one (a durable runtime
-// passes it to [Durable.ExpectOutput]).
+// checks the answers against it, as package temporal does).
 func OutputSchema[T any]() (json.RawMessage, error) {
 	t := reflect.TypeFor[T]()
 	st := t

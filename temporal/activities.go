@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// The activities run the step side of [agentrt.Durable] on a worker: the
-// user's callbacks run there exactly as in-process, and what they produce
-// (a response, a decision, a result, the events) is returned to the
-// workflow, which records it.
+// The activities run the step side of the loop ([durableLoop]) on a
+// worker: the user's callbacks run there exactly as in-process, and what
+// they produce (a response, a decision, a result, the events) is returned
+// to the workflow, which records it.
 
 // PlanInput is the input of the planner activity: one attempt of a
 // planner call. It is recorded in the workflow history, so the history
@@ -125,7 +125,7 @@ type activities struct {
 
 // plan makes one attempt of a planner call.
 func (a *activities) plan(ctx context.Context, in PlanInput) (*PlanOutput, error) {
-	step, err := agentrt.NewDurable(a.d.ag, in.SessionID, nil)
+	step, err := newDurableLoop(a.d.ag, in.SessionID, nil)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
@@ -204,7 +204,7 @@ func (askChecker) Check(_ context.Context, req *agentrt.ToolInvocation) (agentrt
 
 // decide decodes a call's input and asks the permission checker.
 func (a *activities) decide(ctx context.Context, in DecideInput) (*DecideOutput, error) {
-	step, err := agentrt.NewDurable(a.d.ag, in.SessionID, a.d.checker())
+	step, err := newDurableLoop(a.d.ag, in.SessionID, a.d.checker())
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
@@ -240,7 +240,7 @@ func (a *activities) tool(ctx context.Context, in ToolInput) (*ToolOutput, error
 		// A sub-agent's write calls cannot wait for a signal.
 		permission = agentrt.AllowReadOnly()
 	}
-	step, err := agentrt.NewDurable(a.d.ag, in.SessionID, permission)
+	step, err := newDurableLoop(a.d.ag, in.SessionID, permission)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
@@ -272,7 +272,7 @@ func toolOutput(o agentrt.ToolOutcome, ran bool) *ToolOutput {
 	return out
 }
 
-// outcome converts a ToolOutput back for agentrt.Durable.Settle.
+// outcome converts a ToolOutput back for durableLoop.Settle.
 func (o *ToolOutput) outcome() agentrt.ToolOutcome {
 	out := agentrt.ToolOutcome{Content: o.Content, IsError: o.IsError, Blocks: o.Blocks, Duration: o.Duration}
 	if o.Error != "" {

@@ -24,7 +24,7 @@
 //	for ev, err := range rt.Run(ctx, "session-1", "What is 2+40?") { ... }
 //
 // The workflow drives the loop of [agentrt.Agent.Run] itself
-// ([agentrt.Durable]): ids, the output cap, the loop guard, the budget,
+// (not a copy of it): ids, the output cap, the loop guard, the budget,
 // max turns and the final answer, the repair of a resumed session are
 // decided by the same code, and the same definition gives the same
 // session on both runtimes (the package's parity tests check it). Every

@@ -129,7 +129,7 @@ type Registry interface {
 // may share a worker.
 //
 // The workflow drives the same loop as [agentrt.Agent.Run]
-// ([agentrt.Durable]), so every Agent field works as in-process:
+// (not a copy of it), so every Agent field works as in-process:
 // Instructions, Tools, Planner, MaxTurns, MaxParallelTools, ToolTimeout,
 // MaxToolOutput, LoopGuard, Retry, Budget (MaxDuration as a durable timer
 // over the whole run, approvals included), Compressor with ContextTokens
@@ -195,7 +195,7 @@ func newDefinition(ag *agentrt.Agent, opts Options) (*definition, error) {
 		}
 	}
 	// The loop validates the Agent (and calls every tool's Spec once).
-	if _, err := agentrt.NewDurable(ag, "", nil); err != nil {
+	if _, err := newDurableLoop(ag, "", nil); err != nil {
 		return nil, err
 	}
 	d := &definition{

@@ -244,12 +244,12 @@ func deref(m *agentrt.Message) agentrt.Message {
 }
 
 // wfRun is the state of one workflow execution: the loop
-// ([agentrt.Durable]) and what the queries show. Everything here is
+// ([durableLoop]) and what the queries show. Everything here is
 // deterministic: no clock, no randomness, maps only looked up, never
 // ranged over.
 type wfRun struct {
 	d          *definition
-	lp         *agentrt.Durable
+	lp         durableLoop
 	sessionID  string
 	history    []agentrt.Message
 	events     []EventRecord
@@ -269,7 +269,7 @@ var errCancelled = errors.New("cancelled")
 
 // workflow is the agent loop as a Temporal workflow.
 func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error) {
-	lp, err := agentrt.NewDurable(d.ag, in.SessionID, nil)
+	lp, err := newDurableLoop(d.ag, in.SessionID, nil)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", nil)
 	}
@@ -472,8 +472,8 @@ type wfCall struct {
 }
 
 // runTools handles the calls of one assistant message, one group after
-// another (Durable.Batch): every call of a group is decided in order, the
-// allowed ones run together, and their results are settled in order. It
+// another (durableLoop.Batch): every call of a group is decided in order,
+// the allowed ones run together, and their results are settled in order. It
 // returns errCancelled when the workflow was cancelled; the calls not
 // settled then get their results from Stop.
 func (w *wfRun) runTools(ctx workflow.Context, calls []agentrt.ToolCall) error {
