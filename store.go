@@ -32,11 +32,19 @@ import (
 //   - List returns every session's summary, most recently updated first.
 //   - Delete removes a session; deleting a missing session is not an error.
 //
-// All methods must be safe for concurrent use. Two runs on one session are
-// kept apart by the runtime through [Locker] when the store implements it.
+// All methods must be safe for concurrent use.
 //
-// Optional abilities, found by type assertion: [Locker], [RecordStore]
-// and [Syncer].
+// A store may have more abilities, which the runtime finds by type
+// assertion (agenttest.TestStore checks each one a store has):
+//
+//   - [RecordStore]: it keeps records other than messages.
+//   - Lock(ctx, sessionID) (unlock func(), err error): it can keep two
+//     runs off one session. Lock returns [ErrSessionBusy] (wrapped) at
+//     once if the session is held; it does not wait. The runtime holds the
+//     lock for the whole run.
+//   - Sync(ctx, sessionID) error: it buffers writes. The runtime calls
+//     Sync right after appending an assistant message that calls tools
+//     (before any of them runs: write-ahead) and at the end of every turn.
 type SessionStore interface {
 	Append(ctx context.Context, sessionID string, msg Message) error
 	Load(ctx context.Context, sessionID string) ([]Message, error)
@@ -56,10 +64,8 @@ type SessionInfo struct {
 	Title string
 }
 
-// Locker is implemented by stores that can keep two runs off one session.
-// Lock returns [ErrSessionBusy] (wrapped) at once if the session is held;
-// it does not wait. The runtime holds the lock for the whole run.
-type Locker interface {
+// locker is a store with a Lock method (see [SessionStore]).
+type locker interface {
 	Lock(ctx context.Context, sessionID string) (unlock func(), err error)
 }
 
@@ -127,10 +133,8 @@ type RecordStore interface {
 	LoadRecords(ctx context.Context, sessionID string) ([]Record, error)
 }
 
-// Syncer is implemented by stores that buffer writes. The runtime calls
-// Sync right after appending an assistant message that calls tools (before
-// any of them runs: write-ahead) and at the end of every turn.
-type Syncer interface {
+// syncer is a store with a Sync method (see [SessionStore]).
+type syncer interface {
 	Sync(ctx context.Context, sessionID string) error
 }
 
@@ -166,7 +170,7 @@ func ValidateSessionID(id string) error {
 }
 
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
-// and the store of tests. It implements [Locker] and [RecordStore].
+// and the store of tests. It implements [RecordStore] and Lock (see [SessionStore]).
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -266,7 +270,7 @@ func (s *MemoryStore) Delete(_ context.Context, sessionID string) error {
 	return nil
 }
 
-// Lock marks the session as held by a run; see [Locker].
+// Lock marks the session as held by a run; see [SessionStore].
 func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return nil, err
