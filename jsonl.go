@@ -88,8 +88,8 @@ type JSONLOptions struct {
 // append-only file of JSON lines, <dir>/<session-id>.jsonl, in the public
 // format of docs/jsonl-format.md: a header, then one line per message or
 // record, each written with one write; earlier lines are never rewritten.
-// It also implements [RecordStore], and Lock and Sync (see [SessionStore]
-// and [Durability]).
+// It also implements [Locker], [RecordStore] and [Syncer] (see
+// [Durability]).
 //
 // A crash-truncated last line is skipped, reported to
 // [JSONLOptions.OnWarning] as a [*jsonl.LineError] with Tail set and
@@ -133,9 +133,9 @@ type jsonlSession struct {
 
 var _ interface {
 	SessionStore
-	locker
+	Locker
 	RecordStore
-	syncer
+	Syncer
 } = (*JSONLStore)(nil)
 
 // errLockHeld is returned by lockFile when another holder has the lock.
@@ -338,7 +338,7 @@ func (s *JSONLStore) appendLine(ctx context.Context, id string, kind RecordKind,
 
 // Sync forces the session's appended lines to stable storage under
 // SyncEveryTurn; under SyncEveryAppend they already are, and under
-// SyncNever it does nothing. See [SessionStore]. Syncing a session that does not
+// SyncNever it does nothing. See [Syncer]. Syncing a session that does not
 // exist is not an error.
 func (s *JSONLStore) Sync(ctx context.Context, sessionID string) error {
 	if err := ValidateSessionID(sessionID); err != nil {
@@ -713,7 +713,7 @@ func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Recor
 }
 
 // Lock keeps other runs off the session until unlock is called; see
-// [SessionStore]. It returns an error wrapping [ErrSessionBusy] at once if the
+// [Locker]. It returns an error wrapping [ErrSessionBusy] at once if the
 // session is locked in this process or, through its lock file, by another
 // process. While the session is locked the store keeps its file open;
 // unlock syncs it (unless the durability is SyncNever), closes it and

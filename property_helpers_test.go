@@ -340,21 +340,10 @@ type propStore struct {
 
 var _ interface {
 	agentrt.SessionStore
-	locker
+	agentrt.Locker
 	agentrt.RecordStore
-	syncer
+	agentrt.Syncer
 } = (*propStore)(nil)
-
-// locker and syncer are a store's optional Lock and Sync (see
-// agentrt.SessionStore).
-type (
-	locker interface {
-		Lock(ctx context.Context, sessionID string) (unlock func(), err error)
-	}
-	syncer interface {
-		Sync(ctx context.Context, sessionID string) error
-	}
-)
 
 func (s *propStore) Append(ctx context.Context, id string, m agentrt.Message) error {
 	s.mu.Lock()
@@ -393,7 +382,7 @@ func (s *propStore) List(ctx context.Context) ([]agentrt.SessionInfo, error) {
 func (s *propStore) Delete(ctx context.Context, id string) error { return s.inner.Delete(ctx, id) }
 
 func (s *propStore) Lock(ctx context.Context, id string) (func(), error) {
-	if l, ok := s.inner.(locker); ok {
+	if l, ok := s.inner.(agentrt.Locker); ok {
 		return l.Lock(ctx, id)
 	}
 	return func() {}, nil
@@ -434,7 +423,7 @@ func (s *propStore) Sync(ctx context.Context, id string) error {
 	if n == s.failSyncAt {
 		return fmt.Errorf("sync %d: %w", n, errPropStore)
 	}
-	if sy, ok := s.inner.(syncer); ok {
+	if sy, ok := s.inner.(agentrt.Syncer); ok {
 		return sy.Sync(ctx, id)
 	}
 	return nil

@@ -685,7 +685,7 @@ func propRunEarly(sc *propScenario, ag *agentrt.Agent, store *propStore, inner a
 	case "spec-goexit":
 		ag.Tools = append(ag.Tools, propBadSpecTool{goexit: true})
 	case "busy":
-		u, err := inner.(locker).Lock(bg, sid)
+		u, err := inner.(agentrt.Locker).Lock(bg, sid)
 		if err != nil {
 			ps.add("setup", "%v", err)
 			return ps, report, false

@@ -109,7 +109,7 @@ type run struct {
 // r.stop, the one way out.
 func (r *run) main(input string) {
 	store := r.p.store
-	if l, ok := store.(locker); ok {
+	if l, ok := store.(Locker); ok {
 		unlock, err := l.Lock(r.ctx, r.sessionID)
 		if err != nil {
 			r.yield(nil, wrapf(err, "lock session %q", r.sessionID))
@@ -437,7 +437,7 @@ func (r *run) record(kind RecordKind, v any) error {
 }
 
 func (r *run) sync() error {
-	if s, ok := r.p.store.(syncer); ok {
+	if s, ok := r.p.store.(Syncer); ok {
 		if err := s.Sync(r.storeCtx(), r.sessionID); err != nil {
 			return wrapf(err, "sync session %q", r.sessionID)
 		}

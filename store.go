@@ -32,19 +32,11 @@ import (
 //   - List returns every session's summary, most recently updated first.
 //   - Delete removes a session; deleting a missing session is not an error.
 //
-// All methods must be safe for concurrent use.
+// All methods must be safe for concurrent use. Two runs on one session are
+// kept apart by the runtime through [Locker] when the store implements it.
 //
-// A store may have more abilities, which the runtime finds by type
-// assertion (agenttest.TestStore checks each one a store has):
-//
-//   - [RecordStore]: it keeps records other than messages.
-//   - Lock(ctx, sessionID) (unlock func(), err error): it can keep two
-//     runs off one session. Lock returns [ErrSessionBusy] (wrapped) at
-//     once if the session is held; it does not wait. The runtime holds the
-//     lock for the whole run.
-//   - Sync(ctx, sessionID) error: it buffers writes. The runtime calls
-//     Sync right after appending an assistant message that calls tools
-//     (before any of them runs: write-ahead) and at the end of every turn.
+// Optional abilities, found by type assertion: [Locker], [RecordStore]
+// and [Syncer].
 type SessionStore interface {
 	Append(ctx context.Context, sessionID string, msg Message) error
 	Load(ctx context.Context, sessionID string) ([]Message, error)
@@ -64,8 +56,10 @@ type SessionInfo struct {
 	Title string
 }
 
-// locker is a store with a Lock method (see [SessionStore]).
-type locker interface {
+// Locker is implemented by stores that can keep two runs off one session.
+// Lock returns [ErrSessionBusy] (wrapped) at once if the session is held;
+// it does not wait. The runtime holds the lock for the whole run.
+type Locker interface {
 	Lock(ctx context.Context, sessionID string) (unlock func(), err error)
 }
 
@@ -133,8 +127,10 @@ type RecordStore interface {
 	LoadRecords(ctx context.Context, sessionID string) ([]Record, error)
 }
 
-// syncer is a store with a Sync method (see [SessionStore]).
-type syncer interface {
+// Syncer is implemented by stores that buffer writes. The runtime calls
+// Sync right after appending an assistant message that calls tools (before
+// any of them runs: write-ahead) and at the end of every turn.
+type Syncer interface {
 	Sync(ctx context.Context, sessionID string) error
 }
 
@@ -170,7 +166,7 @@ func ValidateSessionID(id string) error {
 }
 
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
-// and the store of tests. It implements [RecordStore] and Lock (see [SessionStore]).
+// and the store of tests. It implements [Locker] and [RecordStore].
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -270,7 +266,7 @@ func (s *MemoryStore) Delete(_ context.Context, sessionID string) error {
 	return nil
 }
 
-// Lock marks the session as held by a run; see [SessionStore].
+// Lock marks the session as held by a run; see [Locker].
 func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return nil, err

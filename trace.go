@@ -58,7 +58,7 @@ type tracer struct {
 	open      bool     // a planner call is in progress
 	pending   bool     // buf holds a turn's record, not yet written
 	split     bool     // its model call was written apart
-	syncs     bool     // the store has a Sync method
+	syncs     bool     // the store is a Syncer
 }
 
 // begin returns an empty buffer at the arena's free tail, where a record
@@ -104,7 +104,7 @@ func (r *run) traceStart() {
 	}
 	t.ra = ra
 	t.start = time.Now()
-	_, t.syncs = r.p.store.(syncer)
+	_, t.syncs = r.p.store.(Syncer)
 }
 
 // now returns the current time. Once the run has a start time, it is that

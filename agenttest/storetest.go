@@ -2,7 +2,6 @@ package agenttest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,14 +47,14 @@ const maxSessionIDLen = 128
 //   - Delete: the session is gone, deleting it again is not an error;
 //   - appends from many goroutines, to different sessions and to one
 //     session, lose nothing and keep each goroutine's order (run with -race);
-//   - if the store has a Lock method (see [agentrt.SessionStore]): a second Lock of a held
+//   - if the store implements [agentrt.Locker]: a second Lock of a held
 //     session fails at once with [agentrt.ErrSessionBusy], other sessions
 //     are not affected, unlock releases (and a second unlock call does
 //     nothing), and of many concurrent Locks exactly one wins;
 //   - if it implements [agentrt.RecordStore]: records are kept apart
 //     from messages (Load and List do not see them), and LoadRecords
 //     returns them in append order, unknown kinds included;
-//   - if it has a Sync method: Sync works on existing and missing
+//   - if it implements [agentrt.Syncer]: Sync works on existing and missing
 //     sessions.
 func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 	t.Helper()
@@ -73,9 +72,9 @@ func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 		{"Delete", testDelete},
 		{"ConcurrentSessions", testConcurrentSessions},
 		{"ConcurrentAppendsOneSession", testConcurrentOneSession},
-		{"Lock", testLock},
+		{"Locker", testLocker},
 		{"RecordStore", testRecordStore},
-		{"Sync", testSync},
+		{"Syncer", testSyncer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,7 +252,7 @@ func testInvalidIDs(t *testing.T, s agentrt.SessionStore) {
 		_, err := s.Load(ctx, id)
 		check("Load", err)
 		check("Delete", s.Delete(ctx, id))
-		if l, ok := s.(locker); ok {
+		if l, ok := s.(agentrt.Locker); ok {
 			unlock, err := l.Lock(ctx, id)
 			check("Lock", err)
 			if unlock != nil {
@@ -263,7 +262,7 @@ func testInvalidIDs(t *testing.T, s agentrt.SessionStore) {
 		if ra, ok := s.(agentrt.RecordStore); ok {
 			check("AppendRecord", ra.AppendRecord(ctx, id, agentrt.Record{Kind: agentrt.RecordUsage, Data: json.RawMessage(`{}`)}))
 		}
-		if sy, ok := s.(syncer); ok {
+		if sy, ok := s.(agentrt.Syncer); ok {
 			check("Sync", sy.Sync(ctx, id))
 		}
 	}
@@ -500,21 +499,10 @@ func testConcurrentOneSession(t *testing.T, s agentrt.SessionStore) {
 	}
 }
 
-// locker and syncer are the optional abilities of a store that
-// [agentrt.SessionStore] describes.
-type (
-	locker interface {
-		Lock(ctx context.Context, sessionID string) (unlock func(), err error)
-	}
-	syncer interface {
-		Sync(ctx context.Context, sessionID string) error
-	}
-)
-
-func testLock(t *testing.T, s agentrt.SessionStore) {
-	l, ok := s.(locker)
+func testLocker(t *testing.T, s agentrt.SessionStore) {
+	l, ok := s.(agentrt.Locker)
 	if !ok {
-		t.Skip("the store has no Lock method")
+		t.Skip("the store does not implement agentrt.Locker")
 	}
 	ctx := t.Context()
 	busy := func(id string) {
@@ -635,10 +623,10 @@ func testRecordStore(t *testing.T, s agentrt.SessionStore) {
 	}
 }
 
-func testSync(t *testing.T, s agentrt.SessionStore) {
-	sy, ok := s.(syncer)
+func testSyncer(t *testing.T, s agentrt.SessionStore) {
+	sy, ok := s.(agentrt.Syncer)
 	if !ok {
-		t.Skip("the store has no Sync method")
+		t.Skip("the store does not implement agentrt.Syncer")
 	}
 	ctx := t.Context()
 	mustAppend(t, s, "synced", agentrt.NewUserMessage("x"))

@@ -34,7 +34,7 @@ func TestTestStoreCatchesBrokenStores(t *testing.T) {
 	require.NoError(t, err)
 	for fault, failing := range map[string][]string{
 		"":                {},
-		"no-lock":         {}, // Lock is optional: its subtest is skipped
+		"no-lock":         {}, // Locker is optional: its subtest is skipped
 		"reverse":         {"AppendLoad", "LoadIsSnapshot", "ConcurrentSessions", "ConcurrentAppendsOneSession", "RecordStore"},
 		"lose-is-error":   {"AppendLoad"},
 		"compact-input":   {},
@@ -47,9 +47,9 @@ func TestTestStoreCatchesBrokenStores(t *testing.T) {
 		"count-all":       {"RecordStore"},
 		"records-lost":    {"RecordStore"},
 		"delete-noop":     {"Delete"},
-		"lock-never-busy": {"Lock"},
-		"lock-no-release": {"Lock"},
-		"lock-racy":       {"Lock"},
+		"lock-never-busy": {"Locker"},
+		"lock-no-release": {"Locker"},
+		"lock-racy":       {"Locker"},
 	} {
 		t.Run("fault="+fault, func(t *testing.T) {
 			t.Parallel()
@@ -98,7 +98,7 @@ func TestStoreSuiteChild(t *testing.T) {
 	})
 }
 
-// faultyStore is a small, correct SessionStore and RecordStore with Lock,
+// faultyStore is a small, correct SessionStore, Locker and RecordStore,
 // but for the one fault it is told to have.
 type faultyStore struct {
 	fault    string

@@ -15,7 +15,7 @@
 // tools is durable before any of them runs (write-ahead), as with
 // [agentrt.JSONLStore]. See [Options.Durability] for the cheaper mode.
 //
-// The store's Lock (see [agentrt.SessionStore]) is a PostgreSQL advisory lock held
+// The store implements [agentrt.Locker] with a PostgreSQL advisory lock held
 // on a connection of its own for the whole run: a second runner, in this
 // process or another, gets [agentrt.ErrSessionBusy]; when a runner dies, its
 // connection closes and the server releases the lock.
@@ -66,8 +66,8 @@ type Options struct {
 }
 
 // Store is an [agentrt.SessionStore] on PostgreSQL. It implements
-// [agentrt.RecordStore], and Lock and Sync (see [agentrt.SessionStore]),
-// and is safe for concurrent use.
+// [agentrt.Locker], [agentrt.RecordStore] and
+// [agentrt.Syncer], and is safe for concurrent use.
 type Store struct {
 	pool     *pgxpool.Pool
 	ownsPool bool
@@ -233,7 +233,7 @@ func (s *Store) AppendRecord(ctx context.Context, sessionID string, rec agentrt.
 	return wrap("append a record to", sessionID, err)
 }
 
-// Sync makes the session's appends durable; see [agentrt.SessionStore]. Under
+// Sync makes the session's appends durable; see [agentrt.Syncer]. Under
 // SyncEveryAppend they already are. Under SyncEveryTurn it commits a
 // transaction with synchronous_commit on, which flushes the write-ahead
 // log up to it, every earlier commit of this store included.
@@ -354,7 +354,7 @@ func (s *Store) Delete(ctx context.Context, sessionID string) error {
 const lockKey = `hashtextextended('agentrt.session:' || $1, 0)`
 
 // Lock keeps other runs, in this process or any other, off the session
-// until unlock is called; see [agentrt.SessionStore]. It takes a session-level
+// until unlock is called; see [agentrt.Locker]. It takes a session-level
 // advisory lock on a connection of its own, held until unlock: if the
 // process dies, the connection closes and the server releases the lock.
 // It returns [agentrt.ErrSessionBusy] (wrapped) at once if the session is
