@@ -144,7 +144,7 @@ func (a *Agent) prepare() *prepared {
 		done := make(chan struct{})
 		go guard(func() {
 			if p = a.prepareTools(); p.err == nil {
-				if d, ok := a.Planner.(Describer); ok {
+				if d, ok := a.Planner.(describer); ok {
 					what = "the Planner's Describe"
 					p.provider = d.Describe()
 				}

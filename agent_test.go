@@ -301,26 +301,6 @@ func TestAskOnWriteRemembersAlways(t *testing.T) {
 	assert.Equal(t, []string{"user:false", "user:true", "user:true", "remembered:true", "remembered:true", "policy:true"}, sources)
 }
 
-func TestTerminalAsker(t *testing.T) {
-	t.Parallel()
-	var out strings.Builder
-	ask := agentrt.TerminalAsker(strings.NewReader("maybe\ny\nalways\n"), &out)
-	req := &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: "write"}, Input: WriteIn{Path: "a"}}
-	a, err := ask(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, agentrt.Decision{Allow: true, Source: "user"}, a)
-	a, err = ask(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, agentrt.Decision{Allow: true, Source: "user", Always: true}, a)
-	a, err = ask(context.Background(), req) // end of input
-	require.NoError(t, err)
-	assert.False(t, a.Allow)
-	assert.Equal(t, `permission denied: the user refused this call of "write"`, a.Reason)
-	assert.Contains(t, out.String(), `write tool "write"`)
-	assert.Contains(t, out.String(), `"path": "a"`)
-	assert.Equal(t, 4, strings.Count(out.String(), "Allow? "), "an unclear answer asks again")
-}
-
 func TestRunMaxTurns(t *testing.T) {
 	t.Parallel()
 	for _, noFinal := range []bool{false, true} {

@@ -67,7 +67,7 @@
 //
 // An Agent without a Permission checker runs read-only tools and denies
 // write tools ([AllowReadOnly]): safe by default. [AskOnWrite] asks the
-// user about each write call ([TerminalAsker] asks on a terminal) and
+// user about each write call (package terminal asks on a terminal) and
 // remembers "always" answers per session; [AllowAll] is for trusted setups;
 // any func can be a checker through [PermissionFunc], and may rewrite the
 // input it allows.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/terminal"
 )
 
 func ExampleNewTool() {
@@ -87,7 +88,7 @@ func ExampleAskOnWrite() {
 
 	// A terminal asker reads y / n / always; here the "user" types n, then always.
 	var screen strings.Builder
-	ask := agentrt.TerminalAsker(strings.NewReader("n\nalways\n"), &screen)
+	ask := terminal.Asker(strings.NewReader("n\nalways\n"), &screen)
 
 	ag := &agentrt.Agent{
 		Tools:      []agentrt.Tool{write},

@@ -65,7 +65,7 @@ type RunInfo struct {
 	Agent     string // Agent.Name
 	SessionID string
 	Input     string
-	// Provider is what the planner reports of itself (see Describer), or
+	// Provider is what the planner reports of itself (its Describe method), or
 	// the zero value.
 	Provider ProviderInfo
 	// Start is when the run started.

@@ -1,13 +1,8 @@
 package agentrt
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
-	"sync"
 )
 
 // Decision is a permission checker's answer, a plain value:
@@ -146,47 +141,4 @@ func (a askOnWrite) Check(ctx context.Context, req *ToolInvocation) (Decision, e
 		d.Reason = fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)
 	}
 	return d, nil
-}
-
-// TerminalAsker returns an asker for [AskOnWrite] that prints the tool call
-// to w and reads the answer from r: y (yes, this call), n (no) or a (always,
-// for this tool in this session: a decision with Always set). Anything else asks again; end of input is no.
-// Calls are serialized, so concurrent questions do not interleave.
-//
-// Reading from r does not stop when ctx is cancelled; a program that needs
-// that reads its terminal in its own goroutine and feeds r through a pipe.
-func TerminalAsker(r io.Reader, w io.Writer) PermissionFunc {
-	br := bufio.NewReader(r)
-	var mu sync.Mutex
-	return func(ctx context.Context, req *ToolInvocation) (Decision, error) {
-		no := Decision{Source: "user", Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)}
-		mu.Lock()
-		defer mu.Unlock()
-		input := string(req.RawInput)
-		if d, ok := req.Input.(json.RawMessage); ok {
-			input = string(d)
-		} else if b, err := json.MarshalIndent(req.Input, "  ", "  "); err == nil && req.Input != nil {
-			input = string(b)
-		}
-		fmt.Fprintf(w, "\nThe agent wants to run the write tool %q with input:\n  %s\n", req.Tool.Name, input)
-		for {
-			if err := ctx.Err(); err != nil {
-				return no, err
-			}
-			fmt.Fprint(w, "Allow? [y]es / [n]o / [a]lways for this tool: ")
-			line, err := br.ReadString('\n')
-			switch strings.ToLower(strings.TrimSpace(line)) {
-			case "y", "yes":
-				return Decision{Allow: true, Source: "user"}, nil
-			case "n", "no":
-				return no, nil
-			case "a", "always":
-				return Decision{Allow: true, Source: "user", Always: true}, nil
-			}
-			if err != nil { // EOF or a broken terminal: the safe answer
-				fmt.Fprintln(w)
-				return no, nil
-			}
-		}
-	}
 }

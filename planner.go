@@ -137,8 +137,15 @@ func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
 // An error returned by Plan ends the run (after the runtime has left the
 // session valid) and is returned to the caller of Run, wrapped.
 //
-// Optional abilities are discovered by type assertion, as in
-// database/sql/driver: see [Describer].
+// A Planner may also say which vendor and model it calls, for logs and
+// traces, with a method
+//
+//	Describe() ProviderInfo
+//
+// found by type assertion (the adapters of the provider/ packages have
+// it; a Planner that wraps another should forward it). An Agent calls
+// Describe once, with the tools' Spec, before its first run; a panic there
+// makes the Agent invalid ([ErrInvalidAgent]).
 type Planner interface {
 	Plan(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
 }
@@ -159,10 +166,7 @@ type ProviderInfo struct {
 	Model string
 }
 
-// Describer is implemented by a [Planner] that can say which vendor and
-// model it calls. Logging and tracing use it when present. An Agent calls
-// Describe once, with the tools' Spec, before its first run; a panic there
-// makes the Agent invalid ([ErrInvalidAgent]).
-type Describer interface {
+// describer is a [Planner] with a Describe method (see Planner).
+type describer interface {
 	Describe() ProviderInfo
 }

@@ -146,7 +146,7 @@ type jsonPlanner struct {
 
 // Describe reports the wrapped provider's info, if it has any.
 func (jp *jsonPlanner) Describe() agentrt.ProviderInfo {
-	if d, ok := jp.p.(agentrt.Describer); ok {
+	if d, ok := jp.p.(interface{ Describe() agentrt.ProviderInfo }); ok {
 		return d.Describe()
 	}
 	return agentrt.ProviderInfo{}

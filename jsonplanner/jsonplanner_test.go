@@ -423,10 +423,10 @@ func (describedModel) Describe() agentrt.ProviderInfo {
 
 func TestJSONPlannerDescribe(t *testing.T) {
 	t.Parallel()
-	d, ok := jsonplanner.New(describedModel{newTextModel()}, nil).(agentrt.Describer)
+	d, ok := jsonplanner.New(describedModel{newTextModel()}, nil).(interface{ Describe() agentrt.ProviderInfo })
 	require.True(t, ok)
 	assert.Equal(t, agentrt.ProviderInfo{Name: "local", Model: "tiny-1"}, d.Describe())
-	d, ok = jsonplanner.New(newTextModel(), nil).(agentrt.Describer)
+	d, ok = jsonplanner.New(newTextModel(), nil).(interface{ Describe() agentrt.ProviderInfo })
 	require.True(t, ok)
 	assert.Equal(t, agentrt.ProviderInfo{}, d.Describe())
 }

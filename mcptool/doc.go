@@ -18,7 +18,7 @@
 //	ag := &agentrt.Agent{
 //		Tools:      tools,
 //		Planner:    planner,
-//		Permission: agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
+//		Permission: agentrt.AskOnWrite(terminal.Asker(os.Stdin, os.Stdout)),
 //	}
 //
 // [Stdio] and [Command] run a local server as a subprocess; [StreamableHTTP]

@@ -170,7 +170,7 @@ type Runtime struct {
 	// Options say where runs are started.
 	Options StartOptions
 	// Ask, when set, answers the run's pending approvals from the caller's
-	// process (agentrt.TerminalAsker, say): each pending call is asked once,
+	// process (terminal.Asker, say): each pending call is asked once,
 	// from the goroutine ranging over Run, and the answer sent as a signal
 	// (a decision with Always allows the tool for the rest of the session; an error from
 	// Ask denies the call). The request carries the tool's name and the raw

@@ -28,6 +28,7 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/examples/internal/modelenv"
 	"github.com/agentrt/agentrt/mcptool"
+	"github.com/agentrt/agentrt/terminal"
 )
 
 // serverBin is where `npm ci --prefix mcptool/testdata/npm` installs the
@@ -101,7 +102,7 @@ Install Node.js 18 or later (https://nodejs.org, or e.g. "apt-get install nodejs
 	}
 	fmt.Print("\n\n")
 
-	perm := agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout))
+	perm := agentrt.AskOnWrite(terminal.Asker(os.Stdin, os.Stdout))
 	if yes {
 		perm = agentrt.AllowAll()
 	}

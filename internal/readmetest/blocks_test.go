@@ -33,6 +33,7 @@ import (
 	"github.com/agentrt/agentrt/provider/anthropic"
 	"github.com/agentrt/agentrt/provider/gemini"
 	"github.com/agentrt/agentrt/provider/openai"
+	"github.com/agentrt/agentrt/terminal"
 )
 
 type WriteIn struct {
@@ -56,7 +57,7 @@ func sixtySeconds(ctx context.Context, provider agentrt.Planner) error {
 		Instructions: "You are a careful assistant.",
 		Tools:        []agentrt.Tool{add},
 		Planner:      provider, // e.g. openai.New(client, "gpt-4.1-mini", nil)
-		Permission:   agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
+		Permission:   agentrt.AskOnWrite(terminal.Asker(os.Stdin, os.Stdout)),
 		MaxTurns:     20,
 	}
 	for ev, err := range ag.Run(ctx, "session-1", "What is 2+40?") {
@@ -75,9 +76,9 @@ func sixtySeconds(ctx context.Context, provider agentrt.Planner) error {
 }
 
 func permissions(ag *agentrt.Agent) {
-	ag.Permission = agentrt.AllowReadOnly()                                        // the default: write tools are denied
-	ag.Permission = agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)) // y / n / always
-	ag.Permission = agentrt.AllowAll()                                             // trusted setups only
+	ag.Permission = agentrt.AllowReadOnly()                                 // the default: write tools are denied
+	ag.Permission = agentrt.AskOnWrite(terminal.Asker(os.Stdin, os.Stdout)) // y / n / always
+	ag.Permission = agentrt.AllowAll()                                      // trusted setups only
 	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
 			return agentrt.Decision{Allow: true}, nil
@@ -209,7 +210,7 @@ func mcpClient(ctx context.Context, dir string, add agentrt.Tool, planner agentr
 	ag := &agentrt.Agent{
 		Tools:      append(tools, add),
 		Planner:    planner,
-		Permission: agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)), // fs_write_file asks
+		Permission: agentrt.AskOnWrite(terminal.Asker(os.Stdin, os.Stdout)), // fs_write_file asks
 	}
 	_ = ag
 	return nil

@@ -83,8 +83,8 @@ type Provider struct {
 }
 
 var (
-	_ agentrt.Planner   = (*Provider)(nil)
-	_ agentrt.Describer = (*Provider)(nil)
+	_ agentrt.Planner                              = (*Provider)(nil)
+	_ interface{ Describe() agentrt.ProviderInfo } = (*Provider)(nil)
 )
 
 // New returns a Provider that calls model through client, the value

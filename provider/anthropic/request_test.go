@@ -228,7 +228,7 @@ func TestDescribe(t *testing.T) {
 	p := New(newReplay(t).client(), "claude-haiku-4-5", nil)
 	assert.Equal(t, agentrt.ProviderInfo{Name: "anthropic", Model: "claude-haiku-4-5"}, p.Describe())
 	var planner agentrt.Planner = p
-	d, ok := planner.(agentrt.Describer)
+	d, ok := planner.(interface{ Describe() agentrt.ProviderInfo })
 	require.True(t, ok)
 	assert.Equal(t, "anthropic", d.Describe().Name)
 	assert.Panics(t, func() { New(newReplay(t).client(), "", nil) })

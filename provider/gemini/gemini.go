@@ -95,8 +95,8 @@ type Provider struct {
 }
 
 var (
-	_ agentrt.Planner   = (*Provider)(nil)
-	_ agentrt.Describer = (*Provider)(nil)
+	_ agentrt.Planner                              = (*Provider)(nil)
+	_ interface{ Describe() agentrt.ProviderInfo } = (*Provider)(nil)
 )
 
 // New returns a Provider that calls model (such as "gemini-2.5-flash")

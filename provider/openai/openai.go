@@ -66,8 +66,8 @@ type Provider struct {
 }
 
 var (
-	_ agentrt.Planner   = (*Provider)(nil)
-	_ agentrt.Describer = (*Provider)(nil)
+	_ agentrt.Planner                              = (*Provider)(nil)
+	_ interface{ Describe() agentrt.ProviderInfo } = (*Provider)(nil)
 )
 
 // providerName is the vendor name in ProviderInfo and ProviderError.

@@ -473,7 +473,7 @@ func TestDescribe(t *testing.T) {
 	assert.Equal(t, agentrt.ProviderInfo{Name: "openai", Model: "llama3.2"}, p.Describe())
 	// The runtime finds it on the Agent's Planner.
 	var planner agentrt.Planner = p
-	d, ok := planner.(agentrt.Describer)
+	d, ok := planner.(interface{ Describe() agentrt.ProviderInfo })
 	require.True(t, ok)
 	assert.Equal(t, "llama3.2", d.Describe().Model)
 	assert.Panics(t, func() { openai.NewCompatible("http://x", "k", "", nil) })

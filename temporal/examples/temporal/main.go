@@ -29,6 +29,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	agenttemporal "github.com/agentrt/agentrt/temporal"
+	"github.com/agentrt/agentrt/terminal"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -176,7 +177,7 @@ func newAgent(dir string, delay time.Duration) (*agentrt.Agent, error) {
 		Planner: agentrt.PlannerFunc(scriptedPlanner),
 		// In-process, write tools ask on the terminal. On Temporal the
 		// worker registers with PolicyAsk: a signal answers instead.
-		Permission: agentrt.AskOnWrite(agentrt.TerminalAsker(os.Stdin, os.Stdout)),
+		Permission: agentrt.AskOnWrite(terminal.Asker(os.Stdin, os.Stdout)),
 	}, nil
 }
 
@@ -279,7 +280,7 @@ func askFunc(ask bool) agentrt.PermissionFunc {
 	if !ask {
 		return nil
 	}
-	return agentrt.TerminalAsker(os.Stdin, os.Stdout)
+	return terminal.Asker(os.Stdin, os.Stdout)
 }
 
 func state(address, session string) error {
