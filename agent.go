@@ -78,7 +78,7 @@ type Agent struct {
 	// Budget limits the tokens, cost and time of each run.
 	Budget Budget
 	// Compressor chooses what the planner sees of a long session; nil
-	// sends the whole session. See Window and Summarizer.
+	// sends the whole session. See Window and package summarize.
 	Compressor Compressor
 	// ContextTokens is the token budget of the messages sent to the
 	// planner, passed to the Compressor; 0 means none.

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+
+	"github.com/agentrt/agentrt/internal/window"
 )
 
 // Compressor chooses what the planner sees of a long session: it is called
@@ -151,148 +152,13 @@ type windowState struct {
 	tokens int       // the count of msgs[cut:n]
 }
 
-// windowCut returns the index from which msgs[from:] is kept: the smallest
-// index i >= from, at an assistant message, such that msgs[i:] fits in
-// budget tokens (when budget > 0) and holds at most max messages (when
-// max > 0). It walks back from the end only as far as it keeps. When not
-// even the last turn fits, the last assistant message is kept anyway.
+// windowCut returns the index from which msgs[from:] is kept: see
+// window.Cut.
 func windowCut(msgs []Message, from, budget, max int, count func([]Message) int) int {
-	tokens := 0
-	best := -1
-	for i := len(msgs) - 1; i >= from; i-- {
-		tokens += count(msgs[i : i+1])
-		if budget > 0 && tokens > budget {
-			break
-		}
-		if max > 0 && len(msgs)-i > max {
-			break
-		}
-		if msgs[i].Role == RoleAssistant {
-			best = i
-		}
-	}
-	if best >= 0 {
-		return best
-	}
-	// Keep at least the last assistant message and what follows it.
-	for i := len(msgs) - 1; i >= from; i-- {
-		if msgs[i].Role == RoleAssistant {
-			return i
-		}
-	}
-	return from
+	return window.Cut(msgs, from, budget, max, count, isAssistant)
 }
 
-// Summarizer is a Compressor that asks a model (a cheaper one will do) to
-// summarize the older part of a long session into one paragraph, and
-// shows the planner the first user message with that summary, followed by
-// the recent messages. The summary is recorded in the session (a
-// compaction record), so a resumed session starts from it while the full
-// history stays on disk, and it is reused turn after turn until the
-// messages after it outgrow the threshold again.
-//
-// Planner is required. A Summarizer keeps no state of its own (the
-// summary travels in the session), so one value may serve any number of
-// agents and runs at once.
-type Summarizer struct {
-	// Planner writes the summaries: a provider adapter, for a model that
-	// need not be the agent's. Required.
-	Planner Planner
-	// Threshold is the token count of unsummarized history above which a
-	// new summary is made; 0 means the request's Budget, or 8000.
-	Threshold int
-	// Keep is the share of Threshold kept verbatim after a summary, in
-	// tokens; 0 means Threshold/2.
-	Keep int
-	// Prompt is the system prompt of the summarizing call; empty means a
-	// built-in one.
-	Prompt string
-}
-
-const defaultSummaryPrompt = `You compress conversations between a user and an AI agent that uses tools.
-Summarize the conversation below so that the agent can continue the task without it: the user's goal and constraints, decisions made, facts learned from tools (exact values, names, paths), what was tried and failed, and what remains to do. Be concise and factual. Write only the summary.`
-
-// Compress implements [Compressor].
-func (s *Summarizer) Compress(ctx context.Context, req *CompressRequest) (*CompressResult, error) {
-	msgs := req.Messages
-	threshold := s.Threshold
-	if threshold == 0 {
-		threshold = req.Budget
-	}
-	if threshold == 0 {
-		threshold = 8000
-	}
-	if req.Force {
-		threshold /= 2
-	}
-	keep := s.Keep
-	if keep == 0 || keep >= threshold {
-		keep = threshold / 2
-	}
-	prev := req.Previous
-	start := 1
-	if prev != nil && prev.UpTo > 0 && prev.UpTo <= len(msgs) {
-		start = prev.UpTo
-	} else {
-		prev = nil
-	}
-	if req.Count(msgs[start:]) <= threshold {
-		return &CompressResult{Messages: s.view(msgs, prev)}, nil
-	}
-	cut := windowCut(msgs, start, keep, 0, req.Count)
-	if cut <= start {
-		return &CompressResult{Messages: s.view(msgs, prev)}, nil
-	}
-	summary, err := s.summarize(ctx, msgs, prev, start, cut)
-	if err != nil {
-		return nil, err
-	}
-	c := &Compaction{UpTo: cut, Summary: summary}
-	return &CompressResult{Messages: s.view(msgs, c), Compaction: c}, nil
-}
-
-func (s *Summarizer) view(msgs []Message, c *Compaction) []Message {
-	if c == nil || len(msgs) == 0 {
-		return msgs
-	}
-	first := msgs[0]
-	first.Content += "\n\n[agentrt: summary of the conversation so far]\n" + c.Summary
-	out := make([]Message, 0, 1+len(msgs)-c.UpTo)
-	out = append(out, first)
-	return append(out, msgs[c.UpTo:]...)
-}
-
-func (s *Summarizer) summarize(ctx context.Context, msgs []Message, prev *Compaction, start, cut int) (string, error) {
-	if s.Planner == nil {
-		return "", fmt.Errorf("agentrt: Summarizer has no Planner")
-	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "The user's goal: %s\n\n", msgs[0].Content)
-	if prev != nil {
-		fmt.Fprintf(&sb, "Summary of the earlier conversation:\n%s\n\n", prev.Summary)
-	}
-	sb.WriteString("The conversation to summarize:\n")
-	for _, m := range msgs[start:cut] {
-		sb.WriteString(m.String())
-		sb.WriteByte('\n')
-	}
-	prompt := s.Prompt
-	if prompt == "" {
-		prompt = defaultSummaryPrompt
-	}
-	resp, err := s.Planner.Plan(ctx, &ModelRequest{
-		System:   prompt,
-		Messages: []Message{NewUserMessage(sb.String())},
-	})
-	if err != nil {
-		return "", wrapf(err, "summarize")
-	}
-	text := strings.TrimSpace(resp.Message.Text())
-	if text == "" {
-		return "", fmt.Errorf("agentrt: summarize: the model returned an empty summary")
-	}
-	return text, nil
-}
+func isAssistant(m *Message) bool { return m.Role == RoleAssistant }
 
 // compactionRecord encodes c for the store.
 func compactionRecord(c *Compaction) Record {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/summarize"
 )
 
 // longPlanner calls add turns times, then answers; check sees every request.
@@ -104,7 +105,7 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	planner := longPlanner(40, func(req *agentrt.ModelRequest) { views = append(views, req.Messages) })
 	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 41,
-		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
+		Compressor: &summarize.Compressor{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
 	_, err := agenttest.Collect(ag.Run(context.Background(), "s", "the goal"))
 	require.NoError(t, err)
 	calls := int(sp.calls.Load())
@@ -126,7 +127,7 @@ func TestSummarizerOncePerThresholdAndResume(t *testing.T) {
 	views = nil
 	planner2 := agenttest.Script(agenttest.Reply("resumed"))
 	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner2, Store: store,
-		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
+		Compressor: &summarize.Compressor{Planner: sp, Threshold: 400}, TokenCounter: countTokens}
 	_, err = agenttest.Collect(ag2.Run(context.Background(), "s", "and now?"))
 	require.NoError(t, err)
 	assert.Equal(t, calls, int(sp.calls.Load()), "no new summary on resume")
@@ -180,7 +181,7 @@ func TestSummarizerResumesFromJSONL(t *testing.T) {
 	sp := &summaryProvider{}
 	planner := longPlanner(30, func(*agentrt.ModelRequest) {})
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: 31,
-		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 300}}
+		Compressor: &summarize.Compressor{Planner: sp, Threshold: 300}}
 	_, err = agenttest.Collect(ag.Run(context.Background(), "long", "the goal"))
 	require.NoError(t, err)
 	made := int(sp.calls.Load())
@@ -192,7 +193,7 @@ func TestSummarizerResumesFromJSONL(t *testing.T) {
 	defer store2.Close()
 	script := agenttest.Script(agenttest.Reply("resumed"))
 	ag2 := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store2,
-		Compressor: &agentrt.Summarizer{Planner: sp, Threshold: 300}}
+		Compressor: &summarize.Compressor{Planner: sp, Threshold: 300}}
 	_, err = agenttest.Collect(ag2.Run(context.Background(), "long", "and now?"))
 	require.NoError(t, err)
 	assert.Equal(t, made, int(sp.calls.Load()), "the recorded summary is reused, not made again")

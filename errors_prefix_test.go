@@ -16,6 +16,7 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/jsonl"
 	"github.com/agentrt/agentrt/jsonplanner"
+	"github.com/agentrt/agentrt/summarize"
 )
 
 // assertOnePrefix checks that err's text starts with "agentrt: " and says it
@@ -100,7 +101,7 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 		ag = &agentrt.Agent{
 			Planner:    agenttest.Script(agenttest.Reply("hi")),
 			Store:      mem,
-			Compressor: &agentrt.Summarizer{Planner: failing, Threshold: 50, Keep: 20},
+			Compressor: &summarize.Compressor{Planner: failing, Threshold: 50, Keep: 20},
 		}
 		_, err = agenttest.Collect(ag.Run(ctx, "summary", "and now?"))
 		assertOnePrefix(t, err)

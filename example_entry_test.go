@@ -154,7 +154,7 @@ func ExampleWindow() {
 
 // The in-memory store, and what a session looks like.
 func ExampleMemoryStore() {
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("Hello!")), Store: store}
 	for range ag.Run(context.Background(), "greeting", "Hi") {
 	}
@@ -186,33 +186,6 @@ func ExamplePlanner() {
 	// Output:
 	// complete 42
 	// Be brief. 1
-}
-
-// A Summarizer replaces the older part of a long session, in what the
-// planner sees, by a summary written by a (cheaper) model; the session
-// itself keeps every message, and the summary is recorded so that a
-// resumed run reuses it.
-func ExampleSummarizer() {
-	cheap := agenttest.Script(agenttest.Reply("The user asked about Lisbon and Porto."))
-	planner := agenttest.Script(agenttest.Reply("Lisbon."), agenttest.Reply("Porto."), agenttest.Reply("Both."))
-	store := &agentrt.MemoryStore{}
-	ag := &agentrt.Agent{
-		Planner:    planner,
-		Store:      store,
-		Compressor: &agentrt.Summarizer{Planner: cheap, Threshold: 10, Keep: 5},
-	}
-	for _, q := range []string{"Where should I go first?", "And then?", "Which one do you prefer, after all this?"} {
-		for range ag.Run(context.Background(), "trip", q) {
-		}
-	}
-	reqs := planner.Requests()
-	last := reqs[len(reqs)-1].Messages
-	stored, _ := store.Load(context.Background(), "trip")
-	fmt.Println("stored:", len(stored), "sent:", len(last))
-	fmt.Println(strings.Contains(last[0].Content, "The user asked about Lisbon and Porto."))
-	// Output:
-	// stored: 6 sent: 3
-	// true
 }
 
 // Typed output without RunTyped: send OutputSchema as the request's

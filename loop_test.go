@@ -470,7 +470,7 @@ func TestRunDescribePanicIsAnInvalidAgent(t *testing.T) {
 	// and its answer reaches the hooks and the trace records.
 	calls := 0
 	var seen agentrt.ProviderInfo
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Planner: describingPlanner{agenttest.Script(agenttest.Reply("x"), agenttest.Reply("y")), func() { calls++ }}, Store: store,
 		Hooks: []agentrt.Hooks{{OnRunStart: func(ctx context.Context, run *agentrt.RunInfo) context.Context { seen = run.Provider; return ctx }}}}
 	for range 2 {
@@ -600,7 +600,7 @@ func TestRunUserUnmarshalerIsContained(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"goexit", "panic"} {
 		tool := agentrt.NewTool("decode", "Decodes.", func(context.Context, goexitInput) (string, error) { return "ran", nil }, agentrt.ReadOnly())
-		store := agentrt.NewMemoryStore()
+		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{tool}, Store: store,
 			Planner: agenttest.Script(agenttest.CallTool("decode", `{"v":"`+mode+`"}`), agenttest.Reply("done"))}
 		o := propCollect(ag.Run(context.Background(), "s", "go"), 0, 0, nil)
@@ -623,7 +623,7 @@ func TestRunConsumerPanicOrGoexit(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"panic", "goexit"} {
 		for _, on := range []string{"AssistantMessage", "ToolCall", "PermissionDecision", "ToolResult", "TextDelta", "Done"} {
-			store := agentrt.NewMemoryStore()
+			store := &agentrt.MemoryStore{}
 			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Store: store,
 				Planner: agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.StreamReply("do", "ne"))}
 			type end struct {
@@ -681,7 +681,7 @@ func TestRunConsumerPanicDuringParallelSubAgents(t *testing.T) {
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("child done"))}, nil
 		})}
 	}
-	store := agentrt.NewMemoryStore()
+	store := &agentrt.MemoryStore{}
 	tools := []agentrt.Tool{
 		agentrt.AgentTool(child(), "helper_a", "Helps.", agentrt.ReadOnly()),
 		agentrt.AgentTool(child(), "helper_b", "Helps.", agentrt.ReadOnly()),
@@ -719,10 +719,10 @@ func TestTokenCounterCalledOnlyForTheTrace(t *testing.T) {
 			TokenCounter: func([]agentrt.Message) int { *counted++; return 1 }}
 	}
 	var traced, untraced, durable int
-	_, err := agenttest.Collect(newAgent(agentrt.NewMemoryStore(), &traced).Run(context.Background(), "s", "go"))
+	_, err := agenttest.Collect(newAgent(&agentrt.MemoryStore{}, &traced).Run(context.Background(), "s", "go"))
 	require.NoError(t, err)
 	assert.Equal(t, 1, traced, "one planner call, one count for its trace record")
-	_, err = agenttest.Collect(newAgent(untracedStore{agentrt.NewMemoryStore()}, &untraced).Run(context.Background(), "s", "go"))
+	_, err = agenttest.Collect(newAgent(untracedStore{&agentrt.MemoryStore{}}, &untraced).Run(context.Background(), "s", "go"))
 	require.NoError(t, err)
 	assert.Zero(t, untraced, "no trace, no count")
 

@@ -2,12 +2,12 @@ package agentrt_test
 
 // TestRunExtraProperties extends the property test of property_test.go to
 // what it leaves out: Budget stops (tokens and time), LoopGuard stops,
-// Compressors (Window, Summarizer, a faulty one), RunTyped, sub-agents
+// Compressors (Window, summarize.Compressor, a faulty one), RunTyped, sub-agents
 // (AgentTool), planner retries (*agentrt.ProviderError of every kind, with
 // and without RetryAfter), ErrContextLength compaction, a tiny
 // MaxToolOutput, a JSONLStore with a tiny MaxLineSize and hooks around
 // parallel read-only groups, each with faults: panics and runtime.Goexit in
-// the Compressor, in the Summarizer's provider, in a sub-agent's tools and
+// the Compressor, in the summarizer's provider, in a sub-agent's tools and
 // planner, planner errors, cancellation at random points and the consumer
 // breaking out.
 //
@@ -44,6 +44,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/summarize"
 )
 
 // xMode is what a run leads to when no fault stops it.
@@ -533,7 +534,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	var comp agentrt.Compressor
 	sumCalls := 0
 	var sumMu sync.Mutex
-	summarizer := &agentrt.Summarizer{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+	summarizer := &summarize.Compressor{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		sumMu.Lock()
 		sumCalls++
 		n := sumCalls
@@ -630,7 +631,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	if strings.HasSuffix(sc.compressor, "summarizer") {
 		// Resume with a well-behaved Summarizer: it starts from the
 		// compaction recorded by the run, if any.
-		xResume(&ps, reload, sid, after, &agentrt.Summarizer{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		xResume(&ps, reload, sid, after, &summarize.Compressor{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed summary"))}, nil
 		})})
 	} else {

@@ -176,10 +176,6 @@ type MemoryStore struct {
 	lockSeq  uint64
 }
 
-// NewMemoryStore returns an empty MemoryStore, the same as
-// &MemoryStore{}.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
-
 type memSession struct {
 	msgs    []Message
 	records []Record

@@ -11,7 +11,7 @@ import (
 // memory store: the planner call's start and end, one tool call and the
 // turn's record (see BenchmarkTraceCost for its share of a whole turn).
 func BenchmarkTraceTurn(b *testing.B) {
-	store := NewMemoryStore()
+	store := &MemoryStore{}
 	ag := &Agent{Planner: PlannerFunc(func(context.Context, *ModelRequest) (*ModelResponse, error) { return nil, nil }), Store: store}
 	p := ag.prepare()
 	r := &run{agent: ag, p: p, sessionID: "s", sctx: context.Background()}

@@ -129,7 +129,7 @@ func Func(fn func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.Mode
 }
 
 // Planner is a scripted planner: each call to Plan plays the next step, so
-// it stands in for a model (a provider adapter) in an Agent, a Summarizer
+// it stands in for a model (a provider adapter) in an Agent, a summarize.Compressor
 // or a planner built on another, such as jsonplanner's.
 //
 // It records every request it receives; Requests returns them. It is safe

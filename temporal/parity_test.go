@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/summarize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -322,7 +323,7 @@ func TestParity(t *testing.T) {
 			for i := range 6 {
 				summaries = append(summaries, agenttest.Reply("summary "+strconv.Itoa(i)))
 			}
-			ag.Compressor = &agentrt.Summarizer{Planner: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
+			ag.Compressor = &summarize.Compressor{Planner: agenttest.Script(summaries...), Threshold: 40, Keep: 20}
 			ag.LoopGuard.Disabled = true
 		}},
 		{name: "a tool result with an image", steps: []agenttest.Step{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/summarize"
 	"github.com/agentrt/agentrt/timeline"
 )
 
@@ -155,7 +156,7 @@ var scenarios = []scenario{
 		steps = append(steps, agenttest.Reply("I read the four parts."))
 		summarizer := agenttest.Script(agenttest.Reply("The user asked to read four files; parts 0 and 1 hold an empty main package."))
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{readTool()}, Planner: agenttest.Script(steps...), Store: s,
-			Compressor: &agentrt.Summarizer{Planner: summarizer, Threshold: 400}}
+			Compressor: &summarize.Compressor{Planner: summarizer, Threshold: 400}}
 		runAgent(t, ag, id, "Read part0.go to part3.go.")
 	}},
 	{id: "sub-agent", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {

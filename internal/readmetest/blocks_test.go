@@ -33,6 +33,7 @@ import (
 	"github.com/agentrt/agentrt/provider/anthropic"
 	"github.com/agentrt/agentrt/provider/gemini"
 	"github.com/agentrt/agentrt/provider/openai"
+	"github.com/agentrt/agentrt/summarize"
 	"github.com/agentrt/agentrt/terminal"
 )
 
@@ -117,7 +118,7 @@ func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
 }
 
 func limits(cheapModel agentrt.Planner) *agentrt.Agent {
-	_ = &agentrt.Summarizer{Planner: cheapModel}
+	_ = &summarize.Compressor{Planner: cheapModel}
 	ag := &agentrt.Agent{
 		// ...
 		MaxTurns:      20,                                  // default 20
@@ -131,7 +132,7 @@ func limits(cheapModel agentrt.Planner) *agentrt.Agent {
 			Prices:      agentrt.Prices{Input: 3, Output: 15}, // per million tokens
 			MaxDuration: 10 * time.Minute,
 		},
-		Compressor:    agentrt.Window{}, // or &agentrt.Summarizer{Planner: cheapModel}
+		Compressor:    agentrt.Window{}, // or &summarize.Compressor{Planner: cheapModel}
 		ContextTokens: 100_000,
 	}
 	return ag
