@@ -13,6 +13,7 @@ import (
 // this repository (package temporal) reaches durableLoop through package
 // internal/durable, whose New is set here.
 func init() {
+	durable.OutputSchema, durable.ParseOutput = outputSchema, parseOutput
 	durable.New = func(agent any, sessionID string, permission any) (any, error) {
 		var pc PermissionChecker
 		if permission != nil {
@@ -175,11 +176,11 @@ func (d *durableLoop) Next() (msgs []Message, done *Done, err error) {
 }
 
 // ExpectOutput makes the run's final answer a JSON value that matches
-// schema, as [RunTyped] does in-process ([OutputSchema] gives a Go type's):
+// schema, as [RunTyped] does in-process (outputSchema gives a Go type's):
 // the schema goes with every planner request, and an answer that does not
 // match is sent back with what was wrong (see Next), up to maxRetries times
 // (0 means 2, negative none); then the run ends with an [*OutputError].
-// [ParseOutput] decodes the final answer. The check is deterministic. Call
+// parseOutput decodes the final answer. The check is deterministic. Call
 // it before Begin.
 func (d *durableLoop) ExpectOutput(schema json.RawMessage, maxRetries int) error {
 	spec, err := schemaOutputSpec(schema)

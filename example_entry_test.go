@@ -188,37 +188,6 @@ func ExamplePlanner() {
 	// Be brief. 1
 }
 
-// Typed output without RunTyped: send OutputSchema as the request's
-// ResponseSchema to a planner or provider of your own, and read its answer
-// with ParseOutput, which tolerates prose and code fences around the JSON
-// and applies T's validate tags.
-func ExampleParseOutput() {
-	type Weather struct {
-		City  string  `json:"city" validate:"required"`
-		TempC float64 `json:"temp_c"`
-	}
-	schema, err := agentrt.OutputSchema[Weather]()
-	if err != nil {
-		panic(err)
-	}
-	req := &agentrt.ModelRequest{ResponseSchema: schema}
-	fmt.Println(strings.Contains(string(req.ResponseSchema), `"temp_c"`))
-
-	answer := "Here it is:\n```json\n{\"city\": \"Paris\", \"temp_c\": 18.5}\n```"
-	w, err := agentrt.ParseOutput[Weather](answer)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(w.City, w.TempC)
-
-	_, err = agentrt.ParseOutput[Weather](`{"temp_c": 3}`)
-	fmt.Println(err != nil)
-	// Output:
-	// true
-	// Paris 18.5
-	// true
-}
-
 // A tracer of your own (agentotel does this for OpenTelemetry) hands the
 // runtime its span ids; the session's trace records then carry them, so
 // that a line of the session leads to its span.

@@ -99,7 +99,7 @@ func RunTyped[T any](ctx context.Context, ag *Agent, sessionID, input string, op
 // same check a durable runtime makes, see durableLoop.ExpectOutput), then
 // decode strictly into T and pass its validate tags.
 func newOutputSpec[T any]() (*outputSpec, *T, error) {
-	schema, err := OutputSchema[T]()
+	schema, err := outputSchema(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -113,8 +113,8 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 		if err := schemaCheck(text); err != nil {
 			return err
 		}
-		out, err := ParseOutput[T](text)
-		if err != nil {
+		var out T
+		if err := parseOutput(text, &out); err != nil {
 			return err
 		}
 		*value = out
@@ -123,11 +123,9 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 	return spec, value, nil
 }
 
-// OutputSchema returns the JSON Schema of T that [RunTyped] sends to the
-// model, for runtimes other than the in-process one (a durable runtime
-// checks the answers against it, as package temporal does).
-func OutputSchema[T any]() (json.RawMessage, error) {
-	t := reflect.TypeFor[T]()
+// outputSchema returns the JSON Schema of t that [RunTyped] sends to the
+// model (package temporal's RunTyped too, through internal/durable).
+func outputSchema(t reflect.Type) (json.RawMessage, error) {
 	st := t
 	for st.Kind() == reflect.Pointer {
 		st = st.Elem()
@@ -148,27 +146,25 @@ func OutputSchema[T any]() (json.RawMessage, error) {
 	return schema, nil
 }
 
-// ParseOutput decodes a final answer into T as [RunTyped] does: the JSON
-// value in text (an object may come with prose or a code fence around it),
-// decoded strictly, then checked against T's validate tags.
-func ParseOutput[T any](text string) (T, error) {
-	var out T
-	raw := answerJSON(text)
-	if err := decodeStrict(raw, &out); err != nil {
-		return out, describeDecodeError(err)
+// parseOutput decodes a final answer into out, a pointer to the output
+// type, as [RunTyped] does: the JSON value in text (an object may come
+// with prose or a code fence around it), decoded strictly, then checked
+// against the type's validate tags.
+func parseOutput(text string, out any) error {
+	if err := decodeStrict(answerJSON(text), out); err != nil {
+		return describeDecodeError(err)
 	}
-	st := reflect.TypeFor[T]()
+	v := reflect.ValueOf(out).Elem()
+	st := v.Type()
 	for st.Kind() == reflect.Pointer {
 		st = st.Elem()
 	}
 	if st.Kind() == reflect.Struct {
 		if sv := newStructValidator(st); sv != nil {
-			if err := sv.validate(out); err != nil {
-				return out, err
-			}
+			return sv.validate(v.Interface())
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // answerJSON is the JSON value of a final answer: the first object found

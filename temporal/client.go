@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/durable"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -193,16 +195,16 @@ type Runtime struct {
 
 // RunTyped runs the session on Temporal like [agentrt.RunTyped] runs it
 // in-process, with the same checks: the final answer must be a JSON value
-// matching T's schema ([agentrt.OutputSchema]); an answer that does not is
+// matching T's schema (the one agentrt.RunTyped sends); an answer that does not is
 // sent back with what was wrong, up to opts.MaxRetries times, and is then
-// an [*agentrt.OutputError]. The answer is decoded with
-// [agentrt.ParseOutput]. opts.OnEvent, if set, sees every event.
+// an [*agentrt.OutputError]. The answer is decoded as agentrt.RunTyped
+// decodes it. opts.OnEvent, if set, sees every event.
 func RunTyped[T any](ctx context.Context, rt *Runtime, sessionID, input string, opts *agentrt.TypedOptions) (T, error) {
 	var zero T
 	if opts == nil {
 		opts = &agentrt.TypedOptions{}
 	}
-	schema, err := agentrt.OutputSchema[T]()
+	schema, err := durable.OutputSchema(reflect.TypeFor[T]())
 	if err != nil {
 		return zero, err
 	}
@@ -226,7 +228,9 @@ func RunTyped[T any](ctx context.Context, rt *Runtime, sessionID, input string, 
 	if err := done.Err(); err != nil {
 		return zero, err
 	}
-	return agentrt.ParseOutput[T](done.FinalText)
+	var out T
+	err = durable.ParseOutput(done.FinalText, &out)
+	return out, err
 }
 
 var _ agentrt.Runtime = (*Runtime)(nil)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/durable"
 	"github.com/agentrt/agentrt/summarize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -665,7 +667,7 @@ type parityTrip struct {
 // same when the answer never matches.
 func TestParityTypedOutput(t *testing.T) {
 	t.Parallel()
-	schema, err := agentrt.OutputSchema[parityTrip]()
+	schema, err := durable.OutputSchema(reflect.TypeFor[parityTrip]())
 	require.NoError(t, err)
 	scripts := map[string]func() []agenttest.Step{
 		"retried then accepted": func() []agenttest.Step {
@@ -722,8 +724,8 @@ func TestParityTypedOutput(t *testing.T) {
 				assert.Equal(t, parityTrip{City: "Lisbon", Days: 3}, trip)
 				var res Result
 				require.NoError(t, env.GetWorkflowResult(&res))
-				got, err := agentrt.ParseOutput[parityTrip](res.FinalText)
-				require.NoError(t, err)
+				var got parityTrip
+				require.NoError(t, durable.ParseOutput(res.FinalText, &got))
 				assert.Equal(t, trip, got)
 			} else {
 				var oe *agentrt.OutputError

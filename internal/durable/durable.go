@@ -19,7 +19,11 @@
 // agentrt.Layer].
 package durable
 
-import "time"
+import (
+	"encoding/json"
+	"reflect"
+	"time"
+)
 
 // New returns the loop of one run of agent (an *agentrt.Agent) on
 // sessionID, as agentrt's *durableLoop. permission, when non-nil (an
@@ -30,6 +34,17 @@ import "time"
 // Package agentrt sets New in its init, so it is set in every program
 // that imports agentrt, which every caller of New does to make the Agent.
 var New func(agent any, sessionID string, permission any) (any, error)
+
+// OutputSchema returns the JSON Schema of t that agentrt.RunTyped sends to
+// the model, and ParseOutput decodes a final answer into out, a pointer to
+// t, as agentrt.RunTyped does: the JSON value in text (an object may come
+// with prose or a code fence around it), decoded strictly, then checked
+// against t's validate tags. A typed run of a durable runtime makes the
+// same checks. Package agentrt sets both in its init, with New.
+var (
+	OutputSchema func(t reflect.Type) (json.RawMessage, error)
+	ParseOutput  func(text string, out any) error
+)
 
 // PlanOutcome is the outcome of one planner attempt made by the loop's
 // Plan. agentrt uses it as PlanOutcome[*agentrt.ModelResponse,
