@@ -22,7 +22,8 @@ import (
 // history stays on disk, and it is reused turn after turn until the
 // messages after it outgrow the threshold again.
 //
-// Planner is required. A Compressor keeps no state of its own (the
+// Planner is required. A Compressor is a plain value, usable as one or
+// through a pointer, and it keeps no state of its own (the
 // summary travels in the session), so one value may serve any number of
 // agents and runs at once.
 type Compressor struct {
@@ -44,7 +45,7 @@ const defaultSummaryPrompt = `You compress conversations between a user and an A
 Summarize the conversation below so that the agent can continue the task without it: the user's goal and constraints, decisions made, facts learned from tools (exact values, names, paths), what was tried and failed, and what remains to do. Be concise and factual. Write only the summary.`
 
 // Compress implements [agentrt.Compressor].
-func (s *Compressor) Compress(ctx context.Context, req *agentrt.CompressRequest) (*agentrt.CompressResult, error) {
+func (s Compressor) Compress(ctx context.Context, req *agentrt.CompressRequest) (*agentrt.CompressResult, error) {
 	msgs := req.Messages
 	threshold := s.Threshold
 	if threshold == 0 {
@@ -82,7 +83,7 @@ func (s *Compressor) Compress(ctx context.Context, req *agentrt.CompressRequest)
 	return &agentrt.CompressResult{Messages: s.view(msgs, c), Compaction: c}, nil
 }
 
-func (s *Compressor) view(msgs []agentrt.Message, c *agentrt.Compaction) []agentrt.Message {
+func (s Compressor) view(msgs []agentrt.Message, c *agentrt.Compaction) []agentrt.Message {
 	if c == nil || len(msgs) == 0 {
 		return msgs
 	}
@@ -93,7 +94,7 @@ func (s *Compressor) view(msgs []agentrt.Message, c *agentrt.Compaction) []agent
 	return append(out, msgs[c.UpTo:]...)
 }
 
-func (s *Compressor) summarize(ctx context.Context, msgs []agentrt.Message, prev *agentrt.Compaction, start, cut int) (string, error) {
+func (s Compressor) summarize(ctx context.Context, msgs []agentrt.Message, prev *agentrt.Compaction, start, cut int) (string, error) {
 	if s.Planner == nil {
 		return "", errors.New("agentrt: summarize.Compressor has no Planner")
 	}

@@ -102,3 +102,10 @@ func TestCompressorErrors(t *testing.T) {
 		})
 	}
 }
+
+// A Compressor serves as a value or through a pointer (checked when this
+// file compiles).
+var (
+	_ agentrt.Compressor = summarize.Compressor{}
+	_ agentrt.Compressor = &summarize.Compressor{}
+)
