@@ -80,6 +80,13 @@
 // crash mid-tool) is repaired with "interrupted" error results before the
 // planner sees it; no tool is run again by itself.
 //
+// # Long sessions
+//
+// A [Compressor] chooses what the planner sees of a long session; the
+// store keeps every message. [Window] keeps the first user message and the
+// most recent turns within Agent.ContextTokens; package summarize has a
+// (cheaper) model summarize the older part.
+//
 // # Runtimes
 //
 // [Agent.Run] is the in-process runtime. Package temporal is a durable one,
