@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	durableloop "github.com/agentrt/agentrt/internal/durable/loop"
 )
 
 type noteIn struct {
@@ -435,7 +436,7 @@ func TestDurableDecidePending(t *testing.T) {
 	t.Parallel()
 	var n notes
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: agenttest.Script(), Permission: askLater}
-	d, err := newDurable(ag, "s", nil)
+	d, err := durableloop.New(ag, "s", nil)
 	require.NoError(t, err)
 	use := agentrt.ToolUseBlock("call_1", "write_note", json.RawMessage(`{"path":"a"}`))
 	var evs []agentrt.Event

@@ -2,51 +2,21 @@ package agentrt_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
-	"github.com/agentrt/agentrt/internal/durable"
+	durableloop "github.com/agentrt/agentrt/internal/durable/loop"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// durableLoop lists the methods of agentrt's durable loop, which the
-// tests reach as package temporal does: through internal/durable.
-type durableLoop interface {
-	Begin(history []agentrt.Message, input string) ([]agentrt.Message, error)
-	Request() *agentrt.ModelRequest
-	Accept(resp *agentrt.ModelResponse) (agentrt.Message, []agentrt.ToolCall)
-	Batch(i int) int
-	Runs(i int) bool
-	Settle(i int, out agentrt.ToolOutcome, ran bool) agentrt.ToolResult
-	Next() (msgs []agentrt.Message, done *agentrt.Done, err error)
-	ExpectOutput(schema json.RawMessage, maxRetries int) error
-	Stop(reason agentrt.StopReason, layer agentrt.Layer, err error) ([]agentrt.Message, agentrt.Done)
-	Plan(ctx context.Context, req *agentrt.ModelRequest, prev *agentrt.Compaction, force bool, attempt int, emit func(agentrt.Event)) planOutcome
-	Decide(ctx context.Context, turn int, use agentrt.Block, emit func(agentrt.Event)) (input json.RawMessage, denied *agentrt.ToolOutcome)
-	Execute(ctx context.Context, turn int, use agentrt.Block, input json.RawMessage, emit func(agentrt.Event)) (out agentrt.ToolOutcome, ran bool)
-}
-
-type planOutcome = durable.PlanOutcome[*agentrt.ModelResponse, *agentrt.Compaction, agentrt.Layer]
-
-// newDurable returns the durable loop of one run of ag on sessionID, as
-// the temporal package gets it.
-func newDurable(ag *agentrt.Agent, sessionID string, permission agentrt.PermissionChecker) (durableLoop, error) {
-	lp, err := durable.New(ag, sessionID, permission)
-	if err != nil {
-		return nil, err
-	}
-	return lp.(durableLoop), nil
-}
-
 // runDurable is a tiny durable runtime: it drives a durableLoop synchronously,
 // each step where an engine would record it, and returns the session.
 func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, history []agentrt.Message, input string) ([]agentrt.Message, agentrt.Done, error) {
-	lp, err := newDurable(ag, sessionID, nil)
+	lp, err := durableloop.New(ag, sessionID, nil)
 	if err != nil {
 		return nil, agentrt.Done{}, err
 	}
@@ -59,10 +29,10 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 	for {
 		// The planner call: an activity of a workflow engine.
 		req := lp.Request()
-		var out planOutcome
+		var out durableloop.PlanOutcome
 		force := false
 		for attempt := 1; ; attempt++ {
-			step, _ := newDurable(ag, sessionID, nil)
+			step, _ := durableloop.New(ag, sessionID, nil)
 			out = step.Plan(ctx, req, compaction, force, attempt, nil)
 			if out.Compaction != nil {
 				compaction = out.Compaction
@@ -87,7 +57,7 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 				var res agentrt.ToolOutcome
 				ran := false
 				if lp.Runs(k) {
-					step, _ := newDurable(ag, sessionID, nil)
+					step, _ := durableloop.New(ag, sessionID, nil)
 					input, denied := step.Decide(ctx, calls[k].Turn, calls[k].ToolUse, nil)
 					if denied != nil {
 						res = *denied
@@ -128,14 +98,14 @@ func TestDurableInAPage(t *testing.T) {
 	var lines []string
 	// The loop side, deterministic: a workflow engine runs it in its
 	// workflow and replays it after a crash.
-	lp, err := newDurable(ag, "s1", nil)
+	lp, err := durableloop.New(ag, "s1", nil)
 	require.NoError(t, err)
 	session, err := lp.Begin(nil, "Weather in Paris?")
 	require.NoError(t, err)
 	for {
 		// The step side, with side effects: an engine runs each step as an
 		// activity and records its result. Here they run in place.
-		step, err := newDurable(ag, "s1", nil)
+		step, err := durableloop.New(ag, "s1", nil)
 		require.NoError(t, err)
 		out := step.Plan(ctx, lp.Request(), nil, false, 1, nil)
 		if out.Err != nil {
@@ -291,19 +261,19 @@ func TestDurableMatchesRun(t *testing.T) {
 
 func TestDurableResumeAndErrors(t *testing.T) {
 	t.Parallel()
-	_, err := newDurable(&agentrt.Agent{}, "s", nil)
+	_, err := durableloop.New(&agentrt.Agent{}, "s", nil)
 	require.ErrorIs(t, err, agentrt.ErrNoPlanner)
-	_, err = newDurable(&agentrt.Agent{Planner: agenttest.Script(), Tools: []agentrt.Tool{nil}}, "s", nil)
+	_, err = durableloop.New(&agentrt.Agent{Planner: agenttest.Script(), Tools: []agentrt.Tool{nil}}, "s", nil)
 	require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
 
-	lp, err := newDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
+	lp, err := durableloop.New(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
 	require.NoError(t, err)
 	_, err = lp.Begin(nil, "")
 	require.ErrorIs(t, err, agentrt.ErrEmptyInput)
 
 	// A session a crash left with an open tool_use is repaired first.
 	open := []agentrt.Message{agentrt.NewUserMessage("hi"), {Role: agentrt.RoleAssistant, Blocks: []agentrt.Block{agentrt.ToolUseBlock("a", "x", nil)}}}
-	lp, err = newDurable(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
+	lp, err = durableloop.New(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
 	require.NoError(t, err)
 	msgs, err := lp.Begin(open, "")
 	require.NoError(t, err)
@@ -313,11 +283,11 @@ func TestDurableResumeAndErrors(t *testing.T) {
 
 	// Stop answers the open calls of the turn.
 	ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.CallTools(agenttest.ToolUse("x", `{}`), agenttest.ToolUse("y", `{}`)))}
-	lp, err = newDurable(ag, "s", nil)
+	lp, err = durableloop.New(ag, "s", nil)
 	require.NoError(t, err)
 	_, err = lp.Begin(nil, "go")
 	require.NoError(t, err)
-	step, _ := newDurable(ag, "s", nil)
+	step, _ := durableloop.New(ag, "s", nil)
 	out := step.Plan(context.Background(), lp.Request(), nil, false, 1, nil)
 	require.NoError(t, out.Err)
 	_, calls := lp.Accept(out.Response)

@@ -18,6 +18,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agentslog"
 	"github.com/agentrt/agentrt/agenttest"
+	durableloop "github.com/agentrt/agentrt/internal/durable/loop"
 )
 
 func use(id, name, input string) agentrt.Block {
@@ -727,11 +728,11 @@ func TestTokenCounterCalledOnlyForTheTrace(t *testing.T) {
 	assert.Zero(t, untraced, "no trace, no count")
 
 	ag := newAgent(nil, &durable)
-	lp, err := newDurable(ag, "s", nil)
+	lp, err := durableloop.New(ag, "s", nil)
 	require.NoError(t, err)
 	_, err = lp.Begin(nil, "go")
 	require.NoError(t, err)
-	step, err := newDurable(ag, "s", nil)
+	step, err := durableloop.New(ag, "s", nil)
 	require.NoError(t, err)
 	out := step.Plan(context.Background(), lp.Request(), nil, false, 1, nil)
 	require.NoError(t, out.Err)

@@ -10,11 +10,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/durable/loop"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
-// The activities run the step side of the loop ([durableLoop]) on a
+// The activities run the step side of the loop ([loop.Loop]) on a
 // worker: the user's callbacks run there exactly as in-process, and what
 // they produce (a response, a decision, a result, the events) is returned
 // to the workflow, which records it.
@@ -125,7 +126,7 @@ type activities struct {
 
 // plan makes one attempt of a planner call.
 func (a *activities) plan(ctx context.Context, in PlanInput) (*PlanOutput, error) {
-	step, err := newDurableLoop(a.d.ag, in.SessionID, nil)
+	step, err := loop.New(a.d.ag, in.SessionID, nil)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
@@ -204,7 +205,7 @@ func (askChecker) Check(_ context.Context, req *agentrt.ToolInvocation) (agentrt
 
 // decide decodes a call's input and asks the permission checker.
 func (a *activities) decide(ctx context.Context, in DecideInput) (*DecideOutput, error) {
-	step, err := newDurableLoop(a.d.ag, in.SessionID, a.d.checker())
+	step, err := loop.New(a.d.ag, in.SessionID, a.d.checker())
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
@@ -240,7 +241,7 @@ func (a *activities) tool(ctx context.Context, in ToolInput) (*ToolOutput, error
 		// A sub-agent's write calls cannot wait for a signal.
 		permission = agentrt.AllowReadOnly()
 	}
-	step, err := newDurableLoop(a.d.ag, in.SessionID, permission)
+	step, err := loop.New(a.d.ag, in.SessionID, permission)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", err)
 	}
@@ -272,7 +273,7 @@ func toolOutput(o agentrt.ToolOutcome, ran bool) *ToolOutput {
 	return out
 }
 
-// outcome converts a ToolOutput back for durableLoop.Settle.
+// outcome converts a ToolOutput back for loop.Loop.Settle.
 func (o *ToolOutput) outcome() agentrt.ToolOutcome {
 	out := agentrt.ToolOutcome{Content: o.Content, IsError: o.IsError, Blocks: o.Blocks, Duration: o.Duration}
 	if o.Error != "" {

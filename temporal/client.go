@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"reflect"
 	"time"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/internal/durable"
+	"github.com/agentrt/agentrt/internal/durable/loop"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -204,7 +203,7 @@ func RunTyped[T any](ctx context.Context, rt *Runtime, sessionID, input string, 
 	if opts == nil {
 		opts = &agentrt.TypedOptions{}
 	}
-	schema, err := durable.OutputSchema(reflect.TypeFor[T]())
+	schema, err := loop.OutputSchema[T]()
 	if err != nil {
 		return zero, err
 	}
@@ -228,9 +227,7 @@ func RunTyped[T any](ctx context.Context, rt *Runtime, sessionID, input string, 
 	if err := done.Err(); err != nil {
 		return zero, err
 	}
-	var out T
-	err = durable.ParseOutput(done.FinalText, &out)
-	return out, err
+	return loop.ParseOutput[T](done.FinalText)
 }
 
 var _ agentrt.Runtime = (*Runtime)(nil)

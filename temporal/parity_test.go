@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,7 +17,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
-	"github.com/agentrt/agentrt/internal/durable"
+	durableloop "github.com/agentrt/agentrt/internal/durable/loop"
 	"github.com/agentrt/agentrt/summarize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -667,7 +666,7 @@ type parityTrip struct {
 // same when the answer never matches.
 func TestParityTypedOutput(t *testing.T) {
 	t.Parallel()
-	schema, err := durable.OutputSchema(reflect.TypeFor[parityTrip]())
+	schema, err := durableloop.OutputSchema[parityTrip]()
 	require.NoError(t, err)
 	scripts := map[string]func() []agenttest.Step{
 		"retried then accepted": func() []agenttest.Step {
@@ -724,8 +723,8 @@ func TestParityTypedOutput(t *testing.T) {
 				assert.Equal(t, parityTrip{City: "Lisbon", Days: 3}, trip)
 				var res Result
 				require.NoError(t, env.GetWorkflowResult(&res))
-				var got parityTrip
-				require.NoError(t, durable.ParseOutput(res.FinalText, &got))
+				got, err := durableloop.ParseOutput[parityTrip](res.FinalText)
+				require.NoError(t, err)
 				assert.Equal(t, trip, got)
 			} else {
 				var oe *agentrt.OutputError

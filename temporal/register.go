@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/durable/loop"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/workflow"
 )
@@ -195,7 +196,7 @@ func newDefinition(ag *agentrt.Agent, opts Options) (*definition, error) {
 		}
 	}
 	// The loop validates the Agent (and calls every tool's Spec once).
-	if _, err := newDurableLoop(ag, "", nil); err != nil {
+	if _, err := loop.New(ag, "", nil); err != nil {
 		return nil, err
 	}
 	d := &definition{

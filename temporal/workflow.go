@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/durable/loop"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -244,12 +245,12 @@ func deref(m *agentrt.Message) agentrt.Message {
 }
 
 // wfRun is the state of one workflow execution: the loop
-// ([durableLoop]) and what the queries show. Everything here is
+// ([loop.Loop]) and what the queries show. Everything here is
 // deterministic: no clock, no randomness, maps only looked up, never
 // ranged over.
 type wfRun struct {
 	d          *definition
-	lp         durableLoop
+	lp         loop.Loop
 	sessionID  string
 	history    []agentrt.Message
 	events     []EventRecord
@@ -269,7 +270,7 @@ var errCancelled = errors.New("cancelled")
 
 // workflow is the agent loop as a Temporal workflow.
 func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error) {
-	lp, err := newDurableLoop(d.ag, in.SessionID, nil)
+	lp, err := loop.New(d.ag, in.SessionID, nil)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agentrt.InvalidAgent", nil)
 	}
@@ -472,7 +473,7 @@ type wfCall struct {
 }
 
 // runTools handles the calls of one assistant message, one group after
-// another (durableLoop.Batch): every call of a group is decided in order,
+// another (loop.Loop.Batch): every call of a group is decided in order,
 // the allowed ones run together, and their results are settled in order. It
 // returns errCancelled when the workflow was cancelled; the calls not
 // settled then get their results from Stop.

@@ -12,8 +12,9 @@
 // agentrt imports this package to set New, so this package cannot import
 // agentrt (a cycle), and the values cross as any: New takes an
 // *agentrt.Agent and an agentrt.PermissionChecker and returns agentrt's
-// *durableLoop, which the caller asserts to an interface of its own that
-// lists the methods it calls, with agentrt's types. PlanOutcome, the result
+// *durableLoop. Callers use package internal/durable/loop instead, which
+// imports agentrt and gives the loop, New and the output helpers their
+// agentrt types. PlanOutcome, the result
 // of the loop's Plan, is generic for the same reason; agentrt instantiates
 // it as PlanOutcome[*agentrt.ModelResponse, *agentrt.Compaction,
 // agentrt.Layer].
