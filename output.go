@@ -97,7 +97,8 @@ func RunTyped[T any](ctx context.Context, ag *Agent, sessionID, input string, op
 // newOutputSpec reflects T's schema and returns the check that decodes an
 // answer into the returned pointer: the answer must match the schema (the
 // same check a durable runtime makes, see durableLoop.ExpectOutput), then
-// decode strictly into T and pass its validate tags.
+// decode strictly into T and pass its validate tags (the validator is made
+// once per run).
 func newOutputSpec[T any]() (*outputSpec, *T, error) {
 	schema, err := outputSchema(reflect.TypeFor[T]())
 	if err != nil {
@@ -108,13 +109,14 @@ func newOutputSpec[T any]() (*outputSpec, *T, error) {
 		return nil, nil, err
 	}
 	value := new(T)
+	sv := outputValidator(reflect.TypeFor[T]()) // once, not per answer
 	schemaCheck := spec.check
 	spec.check = func(text string) error {
 		if err := schemaCheck(text); err != nil {
 			return err
 		}
 		var out T
-		if err := parseOutput(text, &out); err != nil {
+		if err := decodeOutput(text, &out, sv); err != nil {
 			return err
 		}
 		*value = out
@@ -151,18 +153,28 @@ func outputSchema(t reflect.Type) (json.RawMessage, error) {
 // with prose or a code fence around it), decoded strictly, then checked
 // against the type's validate tags.
 func parseOutput(text string, out any) error {
+	return decodeOutput(text, out, outputValidator(reflect.TypeOf(out).Elem()))
+}
+
+// outputValidator returns the validator of an output type's validate tags,
+// or nil when it has none.
+func outputValidator(t reflect.Type) *structValidator {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	return newStructValidator(t)
+}
+
+// decodeOutput is parseOutput with the type's validator made beforehand.
+func decodeOutput(text string, out any, sv *structValidator) error {
 	if err := decodeStrict(answerJSON(text), out); err != nil {
 		return describeDecodeError(err)
 	}
-	v := reflect.ValueOf(out).Elem()
-	st := v.Type()
-	for st.Kind() == reflect.Pointer {
-		st = st.Elem()
-	}
-	if st.Kind() == reflect.Struct {
-		if sv := newStructValidator(st); sv != nil {
-			return sv.validate(v.Interface())
-		}
+	if sv != nil {
+		return sv.validate(reflect.ValueOf(out).Elem().Interface())
 	}
 	return nil
 }
