@@ -109,3 +109,31 @@ var (
 	_ agentrt.Compressor = summarize.Compressor{}
 	_ agentrt.Compressor = &summarize.Compressor{}
 )
+
+// One Compressor serves runs at once: it keeps no state of its own.
+func TestCompressorConcurrent(t *testing.T) {
+	t.Parallel()
+	c := summarize.Compressor{Threshold: 200, Keep: 80, Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("the summary"))}, nil
+	})}
+	long := history(12)
+	done := make(chan *agentrt.CompressResult, 8)
+	for range 8 {
+		go func() {
+			res, err := c.Compress(context.Background(), &agentrt.CompressRequest{Messages: long, Count: count})
+			assert.NoError(t, err)
+			done <- res
+		}()
+	}
+	var first *agentrt.CompressResult
+	for range 8 {
+		res := <-done
+		require.NotNil(t, res)
+		if first == nil {
+			first = res
+			continue
+		}
+		assert.Equal(t, first.Compaction, res.Compaction, "every run gets the same compaction")
+		assert.Equal(t, first.Messages, res.Messages)
+	}
+}

@@ -2,6 +2,7 @@ package terminal_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,4 +45,30 @@ func TestAskerCancelled(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, a.Allow, "a cancelled question is a refusal")
 	assert.NotContains(t, out.String(), "Allow? ", "nothing is asked once ctx is done")
+}
+
+// Questions asked at once are asked one after the other: each answer is
+// read for its own question (under -race, an unserialized reader fails).
+func TestAskerSerializesQuestions(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	ask := terminal.Asker(strings.NewReader("y\nn\ny\nn\n"), &out)
+	const n = 4
+	allowed := make(chan bool, n)
+	for i := range n {
+		go func() {
+			d, err := ask(context.Background(), &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: fmt.Sprintf("w%d", i)}})
+			assert.NoError(t, err)
+			allowed <- d.Allow
+		}()
+	}
+	yes := 0
+	for range n {
+		if <-allowed {
+			yes++
+		}
+	}
+	assert.Equal(t, 2, yes, "two y and two n, one per question")
+	assert.Equal(t, n, strings.Count(out.String(), "Allow? "), "each question asked once, none asked again")
+	assert.Equal(t, n, strings.Count(out.String(), "The agent wants to run"))
 }
