@@ -83,23 +83,65 @@ func BenchmarkBareLoop(b *testing.B) {
 	}
 }
 
+// turnPlanner answers turns 1..turns with a call of add, each with an
+// id of its own (a reused id is refused, not run), and then with a text.
+func turnPlanner(turns int) agentrt.Planner {
+	calls := make([]*agentrt.ModelResponse, turns+1)
+	for i := range calls {
+		calls[i] = &agentrt.ModelResponse{
+			Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock(fmt.Sprintf("call_%d", i), "add", json.RawMessage(fmt.Sprintf(`{"a":%d,"b":40}`, i)))),
+			Finish:  agentrt.FinishToolUse,
+		}
+	}
+	reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("42")), Finish: agentrt.FinishStop}
+	return agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		if req.Turn > turns {
+			return reply, nil
+		}
+		return calls[req.Turn], nil
+	})
+}
+
+// checkToolTurns runs ag once on a new session and fails b unless it
+// made turns tool calls that all ran and succeeded, and then answered:
+// the benchmarks measure tool turns, not refusals.
+func checkToolTurns(b *testing.B, ag *agentrt.Agent, turns int) {
+	b.Helper()
+	ctx := context.Background()
+	ok := 0
+	for ev, err := range ag.Run(ctx, "check", "go") {
+		if err != nil {
+			b.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case agentrt.ToolResult:
+			if ev.Message.IsError {
+				b.Fatalf("a tool call failed: %s", ev.Message.Content)
+			}
+			ok++
+		case agentrt.Done:
+			if ev.Reason != agentrt.StopComplete || ev.Turns != turns+1 {
+				b.Fatalf("ran %d turns (%s), want %d", ev.Turns, ev.Reason, turns+1)
+			}
+		}
+	}
+	if ok != turns {
+		b.Fatalf("%d tool calls ran, want %d", ok, turns)
+	}
+	_ = ag.Store.(interface {
+		Delete(context.Context, string) error
+	}).Delete(ctx, "check")
+}
+
 // BenchmarkRunLongSession runs sessions of N tool turns in one Run and
 // reports the cost per turn: it must not grow with N.
 func BenchmarkRunLongSession(b *testing.B) {
 	for _, turns := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			ctx := context.Background()
-			call := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c", "add", json.RawMessage(`{"a":2,"b":40}`)))}
-			reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("done"))}
-			planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				if req.Turn > turns {
-					return reply, nil
-				}
-				return call, nil
-			})
 			store := &agentrt.MemoryStore{}
-			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
-			ag.LoopGuard.Disabled = true // the same call every turn is the point here
+			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: turnPlanner(turns), Store: store, MaxTurns: turns + 1}
+			checkToolTurns(b, ag, turns)
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = store.Delete(ctx, "s")
@@ -120,29 +162,18 @@ func BenchmarkRunLongSession(b *testing.B) {
 // BenchmarkRunGuarded is BenchmarkRunLongSession with the window
 // compressor and the loop guard on, to show what they add per turn.
 func BenchmarkRunGuarded(b *testing.B) {
-	for _, turns := range []int{10, 1000} {
+	for _, turns := range []int{10, 100, 1000} {
 		for _, guarded := range []bool{false, true} {
 			b.Run(fmt.Sprintf("turns=%d/guarded=%v", turns, guarded), func(b *testing.B) {
 				ctx := context.Background()
-				reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("done"))}
-				calls := make([]*agentrt.ModelResponse, turns+1)
-				for i := range calls {
-					calls[i] = &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
-						agentrt.ToolUseBlock("c", "add", json.RawMessage(fmt.Sprintf(`{"a":%d,"b":40}`, i))))}
-				}
-				planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-					if req.Turn > turns {
-						return reply, nil
-					}
-					return calls[req.Turn], nil
-				})
 				store := &agentrt.MemoryStore{}
-				ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
+				ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: turnPlanner(turns), Store: store, MaxTurns: turns + 1}
 				ag.LoopGuard.Disabled = !guarded
 				if guarded {
 					ag.Compressor = agentrt.Window{}
 					ag.ContextTokens = 4000
 				}
+				checkToolTurns(b, ag, turns)
 				b.ReportAllocs()
 				for b.Loop() {
 					_ = store.Delete(ctx, "s")
@@ -261,19 +292,13 @@ func BenchmarkTraceCost(b *testing.B) {
 	for _, turns := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			ctx := context.Background()
-			call := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c", "add", json.RawMessage(`{"a":2,"b":40}`))), Finish: agentrt.FinishToolUse}
-			reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("42")), Finish: agentrt.FinishStop}
-			planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				if req.Turn > turns {
-					return reply, nil
-				}
-				return call, nil
-			})
+			planner := turnPlanner(turns)
 			mem := &agentrt.MemoryStore{}
 			plain := untracedStore{mem}
 			traced := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: tracedStore{plain}, MaxTurns: turns + 1}
 			untraced := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: plain, MaxTurns: turns + 1}
-			traced.LoopGuard.Disabled, untraced.LoopGuard.Disabled = true, true
+			checkToolTurns(b, traced, turns)
+			checkToolTurns(b, untraced, turns)
 			run := func(ag *agentrt.Agent) time.Duration {
 				_ = mem.Delete(ctx, "s")
 				t0 := time.Now()

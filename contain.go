@@ -26,6 +26,7 @@ const (
 	jobDecide             // decide r.cur
 	jobCall               // decide and execute r.cur
 	jobExecute            // execute r.cur
+	jobTool               // call r.cur's Execute alone (executeHere)
 )
 
 // workerMsg is what the worker hands the run's goroutine: an event to
@@ -213,6 +214,9 @@ func (r *run) runJob(j job) {
 		}
 	case jobExecute:
 		r.execute(r.cur)
+	case jobTool:
+		t := &r.tool
+		t.out, t.parts, t.perr, t.err = callTool(t.ctx, r.cur)
 	}
 }
 

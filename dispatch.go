@@ -107,6 +107,10 @@ func (r *run) runOne(c *call) {
 		}
 		job = jobExecute
 	}
+	if job == jobExecute && c.inv == nil {
+		r.executeHere(c)
+		return
+	}
 	if perr := r.do(job); perr != nil {
 		r.contained(c, perr)
 	}
@@ -372,34 +376,58 @@ func rawJSON(v any) ([]byte, bool) {
 // timeout or a cancellation into an is_error result. It runs on the worker
 // or on a goroutine of its own; a panic is handled by the caller.
 func (r *run) execute(c *call) {
-	if err := r.ctx.Err(); err != nil {
-		c.decide(notRunText(c.use), err)
+	x, ok := r.executeStart(c)
+	if !ok {
 		return
 	}
-	ctx := r.turnCtx
+	out, parts, perr, err := callTool(x.ctx, c)
+	r.executeEnd(c, &x, out, parts, perr, err)
+}
+
+// execution is a call's Execute in progress: its context and timeout.
+type execution struct {
+	ctx     context.Context
+	cancel  context.CancelFunc // of the timeout; nil without one
+	timeout time.Duration
+}
+
+// executeStart prepares c's Execute: its context, with the timeout, and
+// its start time. It returns false when the run is cancelled; c then has
+// its "not run" result.
+func (r *run) executeStart(c *call) (x execution, ok bool) {
+	if err := r.ctx.Err(); err != nil {
+		c.decide(notRunText(c.use), err)
+		return x, false
+	}
+	x.ctx = r.turnCtx
 	if c.ctx != nil {
-		ctx = c.ctx
+		x.ctx = c.ctx
 	}
-	timeout := c.entry.spec.Timeout
-	if timeout == 0 {
-		timeout = r.p.toolTimeout
+	x.timeout = c.entry.spec.Timeout
+	if x.timeout == 0 {
+		x.timeout = r.p.toolTimeout
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+	if x.timeout > 0 {
+		x.ctx, x.cancel = context.WithTimeout(x.ctx, x.timeout)
 	}
 	if _, ok := c.entry.tool.(*agentTool); ok {
-		ctx = context.WithValue(ctx, toolCallKey{}, &toolCallCtx{r: r, c: c})
+		x.ctx = context.WithValue(x.ctx, toolCallKey{}, &toolCallCtx{r: r, c: c})
 	}
 	c.stage = stageExecute
-	start := r.now()
-	c.start = start
+	c.start = r.now()
 	if c.inv != nil {
-		c.inv.Start = start
+		c.inv.Start = c.start
 	}
-	out, parts, perr, err := callTool(ctx, c)
-	c.dur = time.Since(start)
+	return x, true
+}
+
+// executeEnd makes what c's Execute returned (or its panic) c's result,
+// then runs the AfterTool hooks.
+func (r *run) executeEnd(c *call, x *execution, out string, parts []Block, perr *PanicError, err error) {
+	c.dur = time.Since(c.start)
+	if x.cancel != nil {
+		defer x.cancel()
+	}
 	c.ran = true
 	switch {
 	case perr != nil:
@@ -408,13 +436,13 @@ func (r *run) execute(c *call) {
 	case r.ctx.Err() != nil && err != nil:
 		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped while tool %q was running; it may or may not have taken effect", c.use.Name), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
-	case timeout > 0 && ctx.Err() == context.DeadlineExceeded && r.ctx.Err() == nil:
+	case x.timeout > 0 && x.ctx.Err() == context.DeadlineExceeded && r.ctx.Err() == nil:
 		// Past its timeout: whatever the tool returned late is discarded.
 		if err == nil {
 			err = context.DeadlineExceeded
 		}
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q timed out after %v", c.use.Name, timeout), true)
-		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: fmt.Errorf("timed out after %v: %w", timeout, err)}
+		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q timed out after %v", c.use.Name, x.timeout), true)
+		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: fmt.Errorf("timed out after %v: %w", x.timeout, err)}
 	case err != nil:
 		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q: %v", c.use.Name, err), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
@@ -423,8 +451,36 @@ func (r *run) execute(c *call) {
 		c.result.Blocks = parts
 	}
 	if c.inv != nil {
-		r.afterToolHooks(ctx, c)
+		r.afterToolHooks(x.ctx, c)
 	}
+}
+
+// executeHere runs a call with no hooks (so no user code but Execute
+// itself): its context, result and timing are made on the run's
+// goroutine, and only Execute runs on the worker, whose stack then stays
+// small enough not to grow (a growth costs more than the rest of a switch).
+func (r *run) executeHere(c *call) {
+	x, ok := r.executeStart(c)
+	if !ok {
+		return
+	}
+	r.tool = toolJob{ctx: x.ctx}
+	perr := r.do(jobTool)
+	t := r.tool
+	r.tool = toolJob{}
+	if perr != nil { // a Goexit; a panic is in t.perr
+		t.perr = perr
+	}
+	r.executeEnd(c, &x, t.out, t.parts, t.perr, t.err)
+}
+
+// toolJob is jobTool's context and what Execute returned.
+type toolJob struct {
+	ctx   context.Context
+	out   string
+	parts []Block
+	perr  *PanicError
+	err   error
 }
 
 // callTool calls the tool's Execute, recovering a panic.

@@ -83,9 +83,10 @@ type run struct {
 	sctx    context.Context // the context of store writes
 
 	// Inputs and outputs of the worker's jobs.
-	fn  func()
-	cur *call
-	pl  planJob
+	fn   func()
+	cur  *call
+	tool toolJob
+	pl   planJob
 
 	info     *RunInfo // for the hooks, when there are any
 	stopped  bool     // the consumer broke out of the loop

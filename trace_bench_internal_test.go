@@ -3,6 +3,7 @@ package agentrt
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -37,5 +38,53 @@ func BenchmarkTraceTurn(b *testing.B) {
 		if r.l.turn%1000 == 0 {
 			_ = store.Delete(context.Background(), "s")
 		}
+	}
+}
+
+// BenchmarkTraceRun is the trace work of a whole one-tool-turn Run alone
+// (BenchmarkRunToolTurn's): the run's start, two planner calls, one tool
+// call and the run's record, on a new run each time; traced=false is the
+// new run alone, to subtract.
+func BenchmarkTraceRun(b *testing.B) {
+	store := &MemoryStore{}
+	ag := &Agent{Planner: PlannerFunc(func(context.Context, *ModelRequest) (*ModelResponse, error) { return nil, nil }), Store: store}
+	p := ag.prepare()
+	resp := &ModelResponse{Message: NewAssistantMessage(ToolUseBlock("call_1", "add", json.RawMessage(`{"a":2,"b":40}`))), Finish: FinishToolUse}
+	final := &ModelResponse{Message: NewAssistantMessage(TextBlock("42")), Finish: FinishStop}
+	for _, traced := range []bool{false, true} {
+		b.Run(fmt.Sprintf("traced=%v", traced), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				traceRun(store, ag, p, resp, final, traced)
+			}
+		})
+	}
+}
+
+func traceRun(store *MemoryStore, ag *Agent, p *prepared, resp, final *ModelResponse, traced bool) {
+	{
+		_ = store.Delete(context.Background(), "s")
+		r := &run{agent: ag, p: p, sessionID: "s", sctx: context.Background()}
+		r.rctx.init(context.Background())
+		r.ctx = &r.rctx
+		r.l = &r.loop
+		r.l.init(p, "s", nil)
+		if !traced {
+			return
+		}
+		r.traceStart()
+		hist := []Message{NewUserMessage("go")}
+		r.l.turn = 1
+		r.tracePlan(hist, hist)
+		r.traceModelCall(resp, nil, "")
+		c := &call{use: resp.Message.Blocks[0], ran: true, start: r.now(), dur: time.Microsecond}
+		r.traceToolCall(c)
+		hist = append(hist, resp.Message, NewToolResult("call_1", "42", false))
+		r.l.turn = 2
+		r.tracePlan(hist, hist)
+		r.traceModelCall(final, nil, "")
+		o := outcome{stop: true, reason: StopComplete}
+		done := Done{Reason: StopComplete, Turns: 2}
+		r.traceRun(&o, &done)
 	}
 }
