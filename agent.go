@@ -125,6 +125,27 @@ type prepared struct {
 	noFinal      bool
 	hooks        []Hooks
 	provider     ProviderInfo // the Planner's Describe, if it has one
+	// For the trace: the store's abilities, and the provider and model as
+	// each planner call's record gives them.
+	records       RecordStore // nil when the store keeps no records
+	syncs         bool
+	traceProvider []byte
+}
+
+// prepareTrace works out once what every run's trace needs.
+func (p *prepared) prepareTrace() {
+	p.records, _ = p.store.(RecordStore)
+	_, p.syncs = p.store.(Syncer)
+	var b []byte
+	if p.provider.Name != "" {
+		b = append(b, `,"provider":`...)
+		b = appendJSONString(b, p.provider.Name)
+	}
+	if p.provider.Model != "" {
+		b = append(b, `,"model":`...)
+		b = appendJSONString(b, p.provider.Model)
+	}
+	p.traceProvider = b
 }
 
 // unknownTool is the result text of a call of a tool that does not exist.
@@ -148,6 +169,7 @@ func (a *Agent) prepare() *prepared {
 					what = "the Planner's Describe"
 					p.provider = d.Describe()
 				}
+				p.prepareTrace()
 			}
 		}, func(perr *PanicError) {
 			if perr != nil {

@@ -174,13 +174,17 @@ type MemoryStore struct {
 	sessions map[string]*memSession
 	locks    map[string]uint64 // session → token of the run holding it
 	lockSeq  uint64
+	// epoch is the store's first use: sessions keep their times as the
+	// monotonic clock's time since, one clock read where time.Now makes
+	// two.
+	epoch time.Time
 }
 
 type memSession struct {
 	msgs    []Message
 	records []Record
-	created time.Time
-	updated time.Time
+	created time.Duration // since the store's epoch
+	updated time.Duration
 	first   [4]Message // room for a short session's messages
 	recs    [4]Record  // and for its records (a run writes a few)
 }
@@ -194,13 +198,21 @@ func (s *MemoryStore) session(id string, create bool) *memSession {
 	}
 	ss := s.sessions[id]
 	if ss == nil && create {
-		now := time.Now()
+		now := s.now()
 		ss = &memSession{created: now, updated: now}
 		ss.msgs = ss.first[:0]
 		ss.records = ss.recs[:0]
 		s.sessions[id] = ss
 	}
 	return ss
+}
+
+// now returns the time since the store's epoch; s.mu is held.
+func (s *MemoryStore) now() time.Duration {
+	if s.epoch.IsZero() {
+		s.epoch = time.Now()
+	}
+	return time.Since(s.epoch)
 }
 
 // Append adds msg at the end of the session.
@@ -212,7 +224,7 @@ func (s *MemoryStore) Append(_ context.Context, sessionID string, msg Message) e
 	defer s.mu.Unlock()
 	ss := s.session(sessionID, true)
 	ss.msgs = append(ss.msgs, msg)
-	ss.updated = time.Now()
+	ss.updated = s.now()
 	return nil
 }
 
@@ -238,7 +250,7 @@ func (s *MemoryStore) List(context.Context) ([]SessionInfo, error) {
 	infos := make([]SessionInfo, 0, len(s.sessions))
 	for id, ss := range s.sessions {
 		infos = append(infos, SessionInfo{
-			ID: id, Created: ss.created, Updated: ss.updated,
+			ID: id, Created: s.epoch.Add(ss.created), Updated: s.epoch.Add(ss.updated),
 			Messages: len(ss.msgs), Title: title(ss.msgs),
 		})
 	}

@@ -94,8 +94,8 @@ func (t *tracer) keep(data []byte) []byte {
 // traceStart begins the run's trace.
 func (r *run) traceStart() {
 	t := &r.tr
-	ra, ok := r.p.store.(RecordStore)
-	if !ok {
+	ra := r.p.records
+	if ra == nil {
 		t.off = true
 		if len(r.p.hooks) > 0 {
 			t.start = time.Now() // RunInfo.Start
@@ -104,7 +104,7 @@ func (r *run) traceStart() {
 	}
 	t.ra = ra
 	t.start = time.Now()
-	_, t.syncs = r.p.store.(Syncer)
+	t.syncs = r.p.syncs
 }
 
 // now returns the current time. Once the run has a start time, it is that
@@ -190,14 +190,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	b = t.appendTime(b, t.pstart)
 	b = append(b, `,"duration_ms":`...)
 	b = appendMS(b, d)
-	if r.p.provider.Name != "" {
-		b = append(b, `,"provider":`...)
-		b = appendJSONString(b, r.p.provider.Name)
-	}
-	if r.p.provider.Model != "" {
-		b = append(b, `,"model":`...)
-		b = appendJSONString(b, r.p.provider.Model)
-	}
+	b = append(b, r.p.traceProvider...)
 	if t.ttft > 0 {
 		b = append(b, `,"ttft_ms":`...)
 		b = appendMS(b, max(t.ttft, time.Microsecond)) // streamed: never 0
