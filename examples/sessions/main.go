@@ -29,7 +29,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		defer os.RemoveAll(d)
+		// Kept after the run, so that the files it names can be looked at.
 		*dir = d
 	}
 	if err := run(context.Background(), *dir, *id, os.Stdout); err != nil {
@@ -83,6 +83,6 @@ func run(ctx context.Context, dir, id string, w io.Writer) error {
 	for _, s := range sessions {
 		fmt.Fprintf(w, "session %-12s %d messages  %q\n", s.ID, s.Messages, s.Title)
 	}
-	fmt.Fprintf(w, "files: %s/%s.jsonl (try: jq -c .message %s/%s.jsonl)\n", dir, id, dir, id)
+	fmt.Fprintf(w, "files: %s/%s.jsonl (try: go run ./cmd/agentrt show %s/%s.jsonl)\n", dir, id, dir, id)
 	return nil
 }
