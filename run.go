@@ -76,9 +76,7 @@ type run struct {
 	// planner or checker that keeps one never sees it change; later ones
 	// are allocated.
 	reqs    [2]ModelRequest
-	nreq    int
 	preqs   [2]ToolInvocation
-	npreq   int
 	histBuf [4]Message      // a new session's first messages
 	sctx    context.Context // the context of store writes
 
@@ -88,18 +86,19 @@ type run struct {
 	tool toolJob
 	pl   planJob
 
-	info     *RunInfo // for the hooks, when there are any
-	stopped  bool     // the consumer broke out of the loop
-	started  bool     // run-start hooks were called
-	turnOpen bool     // turn-start hooks were called, turn-end not yet
-	ended    bool     // the run reached stopWith, its one way out
+	info        *RunInfo // for the hooks, when there are any
+	stopped     bool     // the consumer broke out of the loop
+	started     bool     // run-start hooks were called
+	turnOpen    bool     // turn-start hooks were called, turn-end not yet
+	ended       bool     // the run reached stopWith, its one way out
+	inline      bool     // a call is decided on the run's goroutine (decideInline)
+	nreq, npreq uint8    // reqs and preqs handed out
 	// The parallel group in flight: its channel and the calls not done.
 	group     chan groupMsg
 	groupLeft int
 	compact   *Compaction // the session's last compaction
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
-	inline    bool    // a call is decided on the run's goroutine (decideInline)
 	heldEv    Event   // the event it sent, yielded once it is decided
 	moreEvs   []Event // and any others
 	appr      approvalState
@@ -364,7 +363,7 @@ func (r *run) stopCancelled() bool {
 
 // newRequest returns a ModelRequest no one else has seen.
 func (r *run) newRequest() *ModelRequest {
-	if r.nreq < len(r.reqs) {
+	if int(r.nreq) < len(r.reqs) {
 		r.nreq++
 		return &r.reqs[r.nreq-1]
 	}
@@ -373,7 +372,7 @@ func (r *run) newRequest() *ModelRequest {
 
 // newPermissionRequest returns a ToolInvocation no one else has seen.
 func (r *run) newPermissionRequest() *ToolInvocation {
-	if r.npreq < len(r.preqs) {
+	if int(r.npreq) < len(r.preqs) {
 		r.npreq++
 		return &r.preqs[r.npreq-1]
 	}
