@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"runtime/debug"
+	"sync"
 )
 
 // User code (planners, tools, decoders, checkers, hooks, compressors)
@@ -47,9 +48,33 @@ type worker struct {
 	next  func() (workerMsg, bool)
 	stop  func()
 	yield func(workerMsg) bool
+	body  *workerBody // the coroutine's function, while the run has one
 	job   job
 	busy  bool // a job runs on the coroutine
 }
+
+// workerBody is the worker coroutine's function, made once and reused
+// by later runs (workerBodies): a run takes one for its worker and
+// gives it back when the worker has ended, so that starting a worker
+// allocates no closure of its own. It is never handed to user code.
+type workerBody struct {
+	r   *run
+	seq func(yield func(workerMsg) bool)
+}
+
+var workerBodies = sync.Pool{New: func() any {
+	b := &workerBody{}
+	b.seq = func(yield func(workerMsg) bool) {
+		r := b.r
+		r.w.yield = yield
+		for {
+			if !yield(workerMsg{perr: r.runGuarded(r.w.job), done: true}) {
+				return
+			}
+		}
+	}
+	return b
+}}
 
 // goexitMarker is the panic a job's Goexit is turned into inside the
 // coroutine, so that iter.Pull hands it to the run's goroutine as a panic
@@ -61,14 +86,11 @@ type goexitMarker struct{ stack []byte }
 func (r *run) do(j job) (perr *PanicError) {
 	w := &r.w
 	if w.next == nil {
-		w.next, w.stop = iter.Pull(func(yield func(workerMsg) bool) {
-			w.yield = yield
-			for {
-				if !yield(workerMsg{perr: r.runGuarded(w.job), done: true}) {
-					return
-				}
-			}
-		})
+		if w.body == nil {
+			w.body = workerBodies.Get().(*workerBody)
+			w.body.r = r
+		}
+		w.next, w.stop = iter.Pull(w.body.seq)
 	}
 	w.job = j
 	defer func() {
@@ -195,6 +217,10 @@ func (r *run) stopWorker() {
 		r.rctx.cancel(context.Canceled)
 		r.w.stop()
 		r.w.next, r.w.stop, r.w.yield = nil, nil, nil
+	}
+	if b := r.w.body; b != nil { // the coroutine has ended
+		b.r, r.w.body = nil, nil
+		workerBodies.Put(b)
 	}
 }
 

@@ -62,25 +62,31 @@ func BenchmarkTraceRun(b *testing.B) {
 }
 
 func traceRun(store *MemoryStore, ag *Agent, p *prepared, resp, final *ModelResponse, traced bool) {
-	{
-		_ = store.Delete(context.Background(), "s")
-		r := &run{agent: ag, p: p, sessionID: "s", sctx: context.Background()}
-		r.rctx.init(context.Background())
-		r.ctx = &r.rctx
-		r.l = &r.loop
-		r.l.init(p, "s", nil)
-		if !traced {
-			return
-		}
+	ctx := context.Background()
+	_ = store.Delete(ctx, "s")
+	r := &run{agent: ag, p: p, sessionID: "s", sctx: ctx}
+	r.rctx.init(ctx)
+	r.ctx = &r.rctx
+	r.l = &r.loop
+	r.l.init(p, "s", nil)
+	hist := r.histBuf[:0]
+	hist = append(hist, NewUserMessage("go"))
+	_ = store.Append(ctx, "s", hist[0])
+	if traced {
 		r.traceStart()
-		hist := []Message{NewUserMessage("go")}
-		r.l.turn = 1
+	}
+	r.l.turn = 1
+	if traced {
 		r.tracePlan(hist, hist)
 		r.traceModelCall(resp, nil, "")
-		c := &call{use: resp.Message.Blocks[0], ran: true, start: r.now(), dur: time.Microsecond}
+	}
+	c := &call{use: resp.Message.Blocks[0], ran: true, start: r.now(), dur: time.Microsecond}
+	if traced {
 		r.traceToolCall(c)
-		hist = append(hist, resp.Message, NewToolResult("call_1", "42", false))
-		r.l.turn = 2
+	}
+	hist = append(hist, resp.Message, NewToolResult("call_1", "42", false))
+	r.l.turn = 2
+	if traced {
 		r.tracePlan(hist, hist)
 		r.traceModelCall(final, nil, "")
 		o := outcome{stop: true, reason: StopComplete}
