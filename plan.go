@@ -159,6 +159,11 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	if count == nil {
 		count = estimateTokens
 	}
+	// A Window only appends to its view until it cuts again, into a new
+	// slice, and the default count is a sum over messages: the view's
+	// count can then go on from the last turn's.
+	_, incremental := c.(Window)
+	incremental = incremental && r.agent.TokenCounter == nil
 	creq := &CompressRequest{
 		SessionID: r.sessionID,
 		Messages:  msgs,
@@ -172,10 +177,10 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	var err error
 	if perr := r.doFunc(func() {
 		res, err = c.Compress(r.turnCtx, creq)
-		if err == nil && res != nil && r.tr.ra != nil && !sameSlice(res.Messages, msgs) {
+		if err == nil && res != nil && r.tr.on && !sameSlice(res.Messages, msgs) {
 			// The trace's token count of what the planner is shown, here
 			// because Count is user code too.
-			r.tr.viewTokens = count(res.Messages)
+			r.tr.viewTokens = r.tr.countView(res.Messages, count, incremental)
 		}
 	}); perr != nil {
 		err = perr

@@ -33,7 +33,6 @@ func spanOf(ctx context.Context) *spanIDs {
 
 // tracer is the trace state of one run.
 type tracer struct {
-	ra    RecordStore // the store; nil when it keeps no records
 	start time.Time
 	span  *spanIDs // of the current planner call
 	// The current planner call.
@@ -45,7 +44,11 @@ type tracer struct {
 	// The token count of the Compressor's view, when it is not the
 	// history itself (compress counts it, on the worker).
 	viewTokens int
-	upTo       int // the compaction in use, +1; 0 for none
+	// The last view counted (countView): its first message, length and
+	// count.
+	viewFirst      *Message
+	viewN, viewTok int
+	upTo           int // the compaction in use, +1; 0 for none
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
@@ -55,10 +58,29 @@ type tracer struct {
 	arena     []byte   // the records' data, handed to the store
 	prefix    [20]byte // "YYYY-MM-DDThh:mm:ss."
 	off       bool     // the store keeps no records
+	on        bool     // the trace is written (the store keeps records)
 	open      bool     // a planner call is in progress
 	pending   bool     // buf holds a turn's record, not yet written
 	split     bool     // its model call was written apart
 	syncs     bool     // the store is a Syncer
+}
+
+// countView counts the tokens of the view the planner is shown. When
+// incremental, a view that extends the last one counted (the same slice,
+// longer) has only its new messages counted: a Window's view then costs per
+// turn what the turn added, not its whole length.
+func (t *tracer) countView(view []Message, count func([]Message) int, incremental bool) int {
+	if len(view) == 0 {
+		t.viewFirst = nil
+		return count(view)
+	}
+	if incremental && &view[0] == t.viewFirst && len(view) >= t.viewN {
+		t.viewTok += count(view[t.viewN:])
+	} else {
+		t.viewTok = count(view)
+	}
+	t.viewFirst, t.viewN = &view[0], len(view)
+	return t.viewTok
 }
 
 // begin returns an empty buffer at the arena's free tail, where a record
@@ -102,7 +124,7 @@ func (r *run) traceStart() {
 		}
 		return
 	}
-	t.ra = ra
+	t.on = true
 	t.start = time.Now()
 	t.syncs = r.p.syncs
 }
@@ -351,7 +373,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // next message append, which stops the run).
 // data is copied: the store keeps the copy.
 func (r *run) appendTrace(kind RecordKind, data []byte) {
-	_ = r.tr.ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
+	_ = r.p.records.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
 }
 
 // Tool call outcomes, in the "outcome" of a RecordToolCall record.

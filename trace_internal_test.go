@@ -1,7 +1,9 @@
 package agentrt
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -87,4 +89,66 @@ func TestAppendMinute(t *testing.T) {
 		want := time.Unix(sec, 0).UTC().Format("2006-01-02T15:04:")
 		require.Equal(t, want, string(appendMinute(nil, sec)), "%d", sec)
 	}
+}
+
+// TestTraceTokensOfAWindowView checks the token estimate the turn records
+// give for a Window's view, which is counted incrementally while the
+// Window only appends to it: every turn's must equal a count of the whole
+// view the planner was shown, through the Window's cuts.
+func TestTraceTokensOfAWindowView(t *testing.T) {
+	t.Parallel()
+	const turns = 90
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	add := NewTool("add", "Add.", func(_ context.Context, in addIn) (int, error) { return in.A + in.B, nil })
+	shown := map[int][2]int{} // turn → messages, tokens
+	planner := PlannerFunc(func(_ context.Context, req *ModelRequest) (*ModelResponse, error) {
+		shown[req.Turn] = [2]int{len(req.Messages), estimateTokens(req.Messages)}
+		if req.Turn > turns {
+			return &ModelResponse{Message: NewAssistantMessage(TextBlock("done"))}, nil
+		}
+		in := fmt.Sprintf(`{"a":%d,"b":%d}`, req.Turn, 1000*req.Turn)
+		return &ModelResponse{Message: NewAssistantMessage(ToolUseBlock(fmt.Sprintf("c%d", req.Turn), "add", json.RawMessage(in)))}, nil
+	})
+	store := &MemoryStore{}
+	ag := &Agent{Tools: []Tool{add}, Planner: planner, Store: store, MaxTurns: turns + 1, Compressor: Window{}, ContextTokens: 400}
+	for _, err := range ag.Run(context.Background(), "s", "go") {
+		require.NoError(t, err)
+	}
+	recs, err := store.LoadRecords(context.Background(), "s")
+	require.NoError(t, err)
+	cut, seen := false, 0
+	for _, rec := range recs {
+		var m struct {
+			Turn      int `json:"turn"`
+			ModelCall *struct {
+				Messages int `json:"messages"`
+				Tokens   int `json:"tokens"`
+			} `json:"model_call"`
+			LastTurn *struct {
+				Turn      int `json:"turn"`
+				ModelCall *struct {
+					Messages int `json:"messages"`
+					Tokens   int `json:"tokens"`
+				} `json:"model_call"`
+			} `json:"last_turn"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Data, &m))
+		turn, mc := m.Turn, m.ModelCall
+		if m.LastTurn != nil {
+			turn, mc = m.LastTurn.Turn, m.LastTurn.ModelCall
+		}
+		if mc == nil {
+			continue
+		}
+		want := shown[turn]
+		assert.Equal(t, want[0], mc.Messages, "turn %d: messages shown", turn)
+		assert.Equal(t, want[1], mc.Tokens, "turn %d: tokens shown", turn)
+		cut = cut || want[0] < 2*turn
+		seen++
+	}
+	assert.Equal(t, turns+1, seen, "a model call record per turn")
+	assert.True(t, cut, "the Window never cut: the test shows nothing")
 }
