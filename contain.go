@@ -22,12 +22,13 @@ const goexitValue = "runtime.Goexit called"
 type job uint8
 
 const (
-	jobFunc    job = iota // call r.fn
-	jobPlan               // the planner call of r.pl
-	jobDecide             // decide r.cur
-	jobCall               // decide and execute r.cur
-	jobExecute            // execute r.cur
-	jobTool               // call r.cur's Execute alone (executeHere)
+	jobFunc     job = iota // call r.fn
+	jobPlan                // the planner call of r.pl
+	jobDecide              // decide r.cur
+	jobCall                // decide and execute r.cur
+	jobExecute             // execute r.cur
+	jobTool                // call r.cur's Execute alone (executeHere)
+	jobCompress            // the Compressor call r.cmp
 )
 
 // workerMsg is what the worker hands the run's goroutine: an event to
@@ -240,6 +241,8 @@ func (r *run) runJob(j job) {
 		}
 	case jobExecute:
 		r.execute(r.cur)
+	case jobCompress:
+		r.compressJob()
 	case jobTool:
 		t := &r.tool
 		t.out, t.parts, t.perr, t.err = callTool(t.ctx, r.cur)

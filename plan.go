@@ -164,7 +164,9 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	// count can then go on from the last turn's.
 	_, incremental := c.(Window)
 	incremental = incremental && r.agent.TokenCounter == nil
-	creq := &CompressRequest{
+	// One allocation per call: the request handed to the Compressor (new
+	// every time) and the job the worker runs.
+	x := &compressCall{c: c, incremental: incremental, req: CompressRequest{
 		SessionID: r.sessionID,
 		Messages:  msgs,
 		Budget:    r.agent.ContextTokens,
@@ -172,17 +174,12 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 		Previous:  r.compact,
 		Force:     force,
 		State:     r.compState,
-	}
-	var res *CompressResult
-	var err error
-	if perr := r.doFunc(func() {
-		res, err = c.Compress(r.turnCtx, creq)
-		if err == nil && res != nil && r.tr.on && !sameSlice(res.Messages, msgs) {
-			// The trace's token count of what the planner is shown, here
-			// because Count is user code too.
-			r.tr.viewTokens = r.tr.countView(res.Messages, count, incremental)
-		}
-	}); perr != nil {
+	}}
+	r.cmp = x
+	perr := r.do(jobCompress)
+	r.cmp = nil
+	res, err := x.res, x.err
+	if perr != nil {
 		err = perr
 	}
 	if err == nil && res == nil {
@@ -201,6 +198,25 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 		}
 	}
 	return res.Messages, nil
+}
+
+// compressCall is a Compressor call made by the worker (compressJob).
+type compressCall struct {
+	req         CompressRequest
+	c           Compressor
+	incremental bool // the trace may count the view incrementally
+	res         *CompressResult
+	err         error
+}
+
+// compressJob runs on the worker: the Compressor, then the trace's token
+// count of what the planner is shown (Count is user code too).
+func (r *run) compressJob() {
+	x := r.cmp
+	x.res, x.err = x.c.Compress(r.turnCtx, &x.req)
+	if x.err == nil && x.res != nil && r.tr.on && !sameSlice(x.res.Messages, x.req.Messages) {
+		r.tr.viewTokens = r.tr.countView(x.res.Messages, x.req.Count, x.incremental)
+	}
 }
 
 // sameSlice reports whether a and b are the same slice: same length, same

@@ -84,6 +84,7 @@ type run struct {
 	fn   func()
 	cur  *call
 	tool toolJob
+	cmp  *compressCall
 	pl   planJob
 
 	info        *RunInfo // for the hooks, when there are any

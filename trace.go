@@ -47,7 +47,7 @@ type tracer struct {
 	// The last view counted (countView): its first message, length and
 	// count.
 	viewFirst      *Message
-	viewN, viewTok int
+	viewN, viewTok int32
 	upTo           int // the compaction in use, +1; 0 for none
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
@@ -74,13 +74,13 @@ func (t *tracer) countView(view []Message, count func([]Message) int, incrementa
 		t.viewFirst = nil
 		return count(view)
 	}
-	if incremental && &view[0] == t.viewFirst && len(view) >= t.viewN {
-		t.viewTok += count(view[t.viewN:])
+	if incremental && &view[0] == t.viewFirst && len(view) >= int(t.viewN) {
+		t.viewTok += int32(count(view[t.viewN:]))
 	} else {
-		t.viewTok = count(view)
+		t.viewTok = int32(count(view))
 	}
-	t.viewFirst, t.viewN = &view[0], len(view)
-	return t.viewTok
+	t.viewFirst, t.viewN = &view[0], int32(len(view))
+	return int(t.viewTok)
 }
 
 // begin returns an empty buffer at the arena's free tail, where a record
