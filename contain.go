@@ -128,6 +128,11 @@ func (r *run) runGuarded(j job) (perr *PanicError) {
 			return
 		}
 		r.w.busy = false
+		if j == jobPlan && r.pl.stage == "Plan" {
+			// As for a planner's error: whether the run was live when the
+			// planner failed.
+			r.pl.live = r.ctx.Err() == nil
+		}
 		v := recover()
 		if v == nil {
 			panic(goexitMarker{stack: debug.Stack()})

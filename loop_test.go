@@ -579,6 +579,57 @@ func TestRunPlannerFailureBeforeCancelIsAnError(t *testing.T) {
 	}
 }
 
+// TestRunPlannerPanicAfterCancelIsTheCancellation: a planner that panics
+// or calls runtime.Goexit once the run is cancelled or out of time ends
+// the run as an error it returned then would: cancelled, or out of budget,
+// not a planner error. (Before, a panic was a planner error there, and the
+// property test saw the time budget's stop reported as one.)
+func TestRunPlannerPanicAfterCancelIsTheCancellation(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []string{"panic", "goexit"} {
+		for _, stop := range []string{"cancel", "budget"} {
+			name := fault + " after " + stop
+			ctx, cancel := context.WithCancel(context.Background())
+			planner := agentrt.PlannerFunc(func(pctx context.Context, _ *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				if stop == "cancel" {
+					cancel()
+				}
+				<-pctx.Done()
+				if fault == "panic" {
+					panic("planner broke on the way out")
+				}
+				runtime.Goexit()
+				return nil, nil
+			})
+			ag := &agentrt.Agent{Planner: planner, Store: &agentrt.MemoryStore{}}
+			if stop == "budget" {
+				ag.Budget.MaxDuration = time.Millisecond
+			}
+			var done agentrt.Done
+			var err error
+			for ev, e := range ag.Run(ctx, "s", "go") {
+				if d, ok := ev.(agentrt.Done); ok {
+					done = d
+				}
+				if e != nil {
+					err = e
+				}
+			}
+			cancel()
+			var pe *agentrt.PanicError
+			assert.False(t, errors.As(err, &pe), "%s: the panic is not the run's error: %v", name, err)
+			if stop == "cancel" {
+				assert.Equal(t, agentrt.StopCancelled, done.Reason, name)
+				assert.Equal(t, agentrt.LayerCancellation, done.Layer, name)
+				assert.ErrorIs(t, err, context.Canceled, name)
+			} else {
+				assert.Equal(t, agentrt.StopBudgetExceeded, done.Reason, name)
+				assert.Equal(t, agentrt.LayerLimit, done.Layer, name)
+			}
+		}
+	}
+}
+
 // goexitInput is a tool input whose field decodes with a method that
 // calls runtime.Goexit or panics, as a test's t.FailNow would.
 type goexitInput struct {

@@ -87,6 +87,11 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, 
 	resp, planErr, hookErr, stage, live := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage, r.pl.live
 	r.pl = planJob{}
 	switch {
+	case perr != nil && stage == "Plan" && !live:
+		// The planner panicked (or called Goexit) after the run was
+		// cancelled or out of time: like an error it returned then, the
+		// stop is the cancellation's, which plan makes it.
+		return nil, LayerPlanner, perr, nil, false
 	case perr != nil && stage == "Plan":
 		return nil, LayerPlanner, nil, wrapf(perr, "planner (turn %d)", req.Turn), false
 	case perr != nil && stage == "AfterPlan":
