@@ -53,7 +53,6 @@ type tracer struct {
 	// history itself: messages counted and their tokens.
 	estN, est int
 	buf       []byte   // the record of the turn in progress, at the arena's free tail
-	calls     int      // tool calls in it
 	sec       int64    // the Unix second of prefix, +1; 0 for none yet
 	arena     []byte   // the records' data, handed to the store
 	prefix    [20]byte // "YYYY-MM-DDThh:mm:ss."
@@ -63,6 +62,7 @@ type tracer struct {
 	pending   bool     // buf holds a turn's record, not yet written
 	split     bool     // its model call was written apart
 	syncs     bool     // the store is a Syncer
+	calls     int32    // tool calls in buf's record
 }
 
 // countView counts the tokens of the view the planner is shown. When
