@@ -26,7 +26,6 @@ const (
 	jobPlan                // the planner call of r.pl
 	jobDecide              // decide r.cur
 	jobCall                // decide and execute r.cur
-	jobExecute             // execute r.cur
 	jobTool                // call r.cur's Execute alone (executeHere)
 	jobCompress            // the Compressor call r.cmp
 )
@@ -128,11 +127,6 @@ func (r *run) runGuarded(j job) (perr *PanicError) {
 			return
 		}
 		r.w.busy = false
-		if j == jobPlan && r.pl.stage == "Plan" {
-			// As for a planner's error: whether the run was live when the
-			// planner failed.
-			r.pl.live = r.ctx.Err() == nil
-		}
 		v := recover()
 		if v == nil {
 			panic(goexitMarker{stack: debug.Stack()})
@@ -244,8 +238,6 @@ func (r *run) runJob(j job) {
 		if r.decide(c) {
 			r.execute(c)
 		}
-	case jobExecute:
-		r.execute(r.cur)
 	case jobCompress:
 		r.compressJob()
 	case jobTool:

@@ -96,22 +96,17 @@ func (r *run) contained(c *call, perr *PanicError) {
 }
 
 // runOne decides and runs a call that runs alone: on the worker, or, when
-// its decoder and checker are this package's, decided here and executed on
-// the worker.
+// its decoder and checker are this package's and no hook runs, decided
+// here with only its Execute on the worker.
 func (r *run) runOne(c *call) {
 	r.cur = c
-	job := jobCall
 	if r.decideHere(c) {
-		if !r.decideInline(c) {
-			return
+		if r.decideInline(c) {
+			r.executeHere(c)
 		}
-		job = jobExecute
-	}
-	if job == jobExecute && c.inv == nil {
-		r.executeHere(c)
 		return
 	}
-	if perr := r.do(job); perr != nil {
+	if perr := r.do(jobCall); perr != nil {
 		r.contained(c, perr)
 	}
 	r.afterGoexit(c)
@@ -455,10 +450,11 @@ func (r *run) executeEnd(c *call, x *execution, out string, parts []Block, perr 
 	}
 }
 
-// executeHere runs a call with no hooks (so no user code but Execute
-// itself): its context, result and timing are made on the run's
-// goroutine, and only Execute runs on the worker, whose stack then stays
-// small enough not to grow (a growth costs more than the rest of a switch).
+// executeHere runs a call decided here (decideHere: no hook, so no user
+// code but Execute itself): its context, result and timing are made on the
+// run's goroutine, and only Execute runs on the worker, whose stack then
+// stays small enough not to grow (a growth costs more than the rest of a
+// switch).
 func (r *run) executeHere(c *call) {
 	x, ok := r.executeStart(c)
 	if !ok {

@@ -1,6 +1,7 @@
 package agentrt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -79,21 +80,20 @@ func planRetry(p RetryPolicy, attempt int, compacted bool, err error) (compact, 
 
 // planAttempt makes one planner call on the worker: the BeforePlan hooks,
 // the planner and the AfterPlan hooks. It returns the response, or the
-// planner's error (which may be retried), or an error that ends the run
-// (fatal: a BeforePlan hook refused, the planner panicked) with its layer.
+// planner's error or panic (an error may be retried), or an error that
+// ends the run (fatal: a BeforePlan hook refused, or panicked) with its
+// layer.
 func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, planErr, fatal error, live bool) {
 	r.pl = planJob{req: req}
 	perr := r.do(jobPlan)
 	resp, planErr, hookErr, stage, live := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage, r.pl.live
 	r.pl = planJob{}
 	switch {
-	case perr != nil && stage == "Plan" && !live:
-		// The planner panicked (or called Goexit) after the run was
-		// cancelled or out of time: like an error it returned then, the
-		// stop is the cancellation's, which plan makes it.
-		return nil, LayerPlanner, perr, nil, false
 	case perr != nil && stage == "Plan":
-		return nil, LayerPlanner, nil, wrapf(perr, "planner (turn %d)", req.Turn), false
+		// The planner panicked or called Goexit: a failure like an error
+		// it returned (never retried), which plan makes the run's error, or
+		// the cancellation's when the run was no longer live.
+		return nil, LayerPlanner, perr, nil, live
 	case perr != nil && stage == "AfterPlan":
 		// The response stands; the hook's failure is reported.
 		r.emit(hookFailedEvent(req.Turn, &hookError{Stage: stage, Index: -1, Err: perr}))
@@ -129,8 +129,7 @@ func (r *run) planJob() {
 		r.tr.span = spanOf(ctx)
 	}
 	pl.stage = "Plan"
-	pl.resp, pl.err = r.agent.Planner.Plan(ctx, pl.req)
-	pl.live = r.ctx.Err() == nil
+	r.callPlanner(ctx, pl)
 	if pl.err == nil && pl.resp == nil {
 		pl.err = errors.New("planner returned no response")
 	}
@@ -138,6 +137,14 @@ func (r *run) planJob() {
 		pl.stage = "AfterPlan"
 		r.afterPlan(ctx, pl.req, pl.resp, pl.err)
 	}
+}
+
+// callPlanner calls the planner and notes whether the run was still live
+// when it returned, panicked or called runtime.Goexit: a failure after the
+// run was cancelled is the cancellation's (see plan).
+func (r *run) callPlanner(ctx context.Context, pl *planJob) {
+	defer func() { pl.live = r.ctx.Err() == nil }()
+	pl.resp, pl.err = r.agent.Planner.Plan(ctx, pl.req)
 }
 
 // layerOf says whether a planner error came from the model provider.
@@ -164,14 +171,9 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	if count == nil {
 		count = estimateTokens
 	}
-	// A Window only appends to its view until it cuts again, into a new
-	// slice, and the default count is a sum over messages: the view's
-	// count can then go on from the last turn's.
-	_, incremental := c.(Window)
-	incremental = incremental && r.agent.TokenCounter == nil
 	// One allocation per call: the request handed to the Compressor (new
 	// every time) and the job the worker runs.
-	x := &compressCall{c: c, incremental: incremental, req: CompressRequest{
+	x := &compressCall{c: c, req: CompressRequest{
 		SessionID: r.sessionID,
 		Messages:  msgs,
 		Budget:    r.agent.ContextTokens,
@@ -207,11 +209,10 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 
 // compressCall is a Compressor call made by the worker (compressJob).
 type compressCall struct {
-	req         CompressRequest
-	c           Compressor
-	incremental bool // the trace may count the view incrementally
-	res         *CompressResult
-	err         error
+	req CompressRequest
+	c   Compressor
+	res *CompressResult
+	err error
 }
 
 // compressJob runs on the worker: the Compressor, then the trace's token
@@ -220,7 +221,7 @@ func (r *run) compressJob() {
 	x := r.cmp
 	x.res, x.err = x.c.Compress(r.turnCtx, &x.req)
 	if x.err == nil && x.res != nil && r.tr.on && !sameSlice(x.res.Messages, x.req.Messages) {
-		r.tr.viewTokens = r.tr.countView(x.res.Messages, x.req.Count, x.incremental)
+		r.tr.viewTokens = viewTokens(x.res, x.req.Count)
 	}
 }
 

@@ -44,11 +44,7 @@ type tracer struct {
 	// The token count of the Compressor's view, when it is not the
 	// history itself (compress counts it, on the worker).
 	viewTokens int
-	// The last view counted (countView): its first message, length and
-	// count.
-	viewFirst      *Message
-	viewN, viewTok int32
-	upTo           int // the compaction in use, +1; 0 for none
+	upTo       int // the compaction in use, +1; 0 for none
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
@@ -61,26 +57,18 @@ type tracer struct {
 	open      bool     // a planner call is in progress
 	pending   bool     // buf holds a turn's record, not yet written
 	split     bool     // its model call was written apart
-	syncs     bool     // the store is a Syncer
 	calls     int32    // tool calls in buf's record
 }
 
-// countView counts the tokens of the view the planner is shown. When
-// incremental, a view that extends the last one counted (the same slice,
-// longer) has only its new messages counted: a Window's view then costs per
-// turn what the turn added, not its whole length.
-func (t *tracer) countView(view []Message, count func([]Message) int, incremental bool) int {
-	if len(view) == 0 {
-		t.viewFirst = nil
-		return count(view)
+// viewTokens counts the tokens of a Compressor's view, for the trace. A
+// Window's view is its first message (with a note) and messages its state
+// has counted already, so only the first is counted again: a turn then
+// costs what it added, not the view's whole length.
+func viewTokens(res *CompressResult, count func([]Message) int) int {
+	if st, ok := res.State.(*windowState); ok && len(res.Messages) > 0 && sameSlice(st.view, res.Messages) {
+		return count(res.Messages[:1]) + st.tokens
 	}
-	if incremental && &view[0] == t.viewFirst && len(view) >= int(t.viewN) {
-		t.viewTok += int32(count(view[t.viewN:]))
-	} else {
-		t.viewTok = int32(count(view))
-	}
-	t.viewFirst, t.viewN = &view[0], int32(len(view))
-	return int(t.viewTok)
+	return count(res.Messages)
 }
 
 // begin returns an empty buffer at the arena's free tail, where a record
@@ -126,7 +114,6 @@ func (r *run) traceStart() {
 	}
 	t.on = true
 	t.start = time.Now()
-	t.syncs = r.p.syncs
 }
 
 // now returns the current time. Once the run has a start time, it is that
@@ -243,7 +230,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	b = appendSpan(b, t.span)
 	t.buf = append(b, '}')
 	t.pending, t.calls, t.split = true, 0, false
-	if t.syncs && resp != nil && len(r.l.calls) > 0 {
+	if r.p.syncs && resp != nil && len(r.l.calls) > 0 {
 		// A durable store gets the model call before the tools run, as it
 		// gets the calls (write-ahead), so that a crash leaves it; the
 		// tool calls follow in a second record of the turn.
