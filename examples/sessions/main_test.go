@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,4 +19,11 @@ func TestResumeByID(t *testing.T) {
 	assert.Contains(t, s, `(run 2) I see 3 messages; the first is "Plan a weekend in Lisbon."`, "the second run resumed the session")
 	assert.Contains(t, s, `session trip-42      4 messages  "Plan a weekend in Lisbon."`)
 	assert.Contains(t, s, `session trip-42-alt  2 messages`)
+	// The file it names at the end, to look at with agentrt show, exists.
+	_, after, ok := strings.Cut(s, "files: ")
+	require.True(t, ok, "no files: line")
+	file, _, _ := strings.Cut(after, " ")
+	assert.Equal(t, filepath.Join(dir, "trip-42.jsonl"), file)
+	assert.FileExists(t, file)
+	assert.Contains(t, after, "go run ./cmd/agentrt show "+file)
 }
