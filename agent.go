@@ -125,17 +125,19 @@ type prepared struct {
 	noFinal      bool
 	hooks        []Hooks
 	provider     ProviderInfo // the Planner's Describe, if it has one
-	// For the trace: the store's abilities, and the provider and model as
-	// each planner call's record gives them.
-	records       RecordStore // nil when the store keeps no records
-	syncs         bool
+	// The store's abilities, asserted once (nil when it lacks one), and,
+	// for the trace, the provider and model as each planner call's record
+	// gives them.
+	records       RecordStore
+	syncer        Syncer
 	traceProvider []byte
 }
 
-// prepareTrace works out once what every run's trace needs.
+// prepareTrace works out once what every run's store writes and trace
+// need.
 func (p *prepared) prepareTrace() {
 	p.records, _ = p.store.(RecordStore)
-	_, p.syncs = p.store.(Syncer)
+	p.syncer, _ = p.store.(Syncer)
 	var b []byte
 	if p.provider.Name != "" {
 		b = append(b, `,"provider":`...)

@@ -75,7 +75,7 @@ func newDurableLoop(a *Agent, sessionID string, permission PermissionChecker) (*
 		return nil, p.err
 	}
 	own := *p
-	own.store = nil
+	own.store, own.records, own.syncer = nil, nil, nil
 	d := &durableLoop{a: a, p: &own, permission: p.permission}
 	if permission != nil {
 		d.permission = permission

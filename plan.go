@@ -198,7 +198,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	r.compState = res.State
 	if res.Compaction != nil {
 		r.compact = res.Compaction
-		if ra, ok := r.p.store.(RecordStore); ok {
+		if ra := r.p.records; ra != nil {
 			if err := ra.AppendRecord(r.storeCtx(), r.sessionID, compactionRecord(res.Compaction)); err != nil {
 				return nil, wrapf(err, "record compaction")
 			}
@@ -221,7 +221,7 @@ func (r *run) compressJob() {
 	x := r.cmp
 	x.res, x.err = x.c.Compress(r.turnCtx, &x.req)
 	if x.err == nil && x.res != nil && r.tr.on && !sameSlice(x.res.Messages, x.req.Messages) {
-		r.tr.viewTokens = viewTokens(x.res, x.req.Count)
+		r.tr.viewTokens = viewTokens(x.res, x.req.Count, r.agent.TokenCounter == nil)
 	}
 }
 

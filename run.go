@@ -423,8 +423,8 @@ func (r *run) appendResult(c *call) error {
 }
 
 func (r *run) record(kind RecordKind, v any) error {
-	ra, ok := r.p.store.(RecordStore)
-	if !ok {
+	ra := r.p.records
+	if ra == nil {
 		return nil
 	}
 	data, err := json.Marshal(v)
@@ -438,7 +438,7 @@ func (r *run) record(kind RecordKind, v any) error {
 }
 
 func (r *run) sync() error {
-	if s, ok := r.p.store.(Syncer); ok {
+	if s := r.p.syncer; s != nil {
 		if err := s.Sync(r.storeCtx(), r.sessionID); err != nil {
 			return wrapf(err, "sync session %q", r.sessionID)
 		}

@@ -62,10 +62,11 @@ type tracer struct {
 
 // viewTokens counts the tokens of a Compressor's view, for the trace. A
 // Window's view is its first message (with a note) and messages its state
-// has counted already, so only the first is counted again: a turn then
-// costs what it added, not the view's whole length.
-func viewTokens(res *CompressResult, count func([]Message) int) int {
-	if st, ok := res.State.(*windowState); ok && len(res.Messages) > 0 && sameSlice(st.view, res.Messages) {
+// has counted already, so with the default count, a sum over messages,
+// only the first is counted again: a turn then costs what it added, not
+// the view's whole length.
+func viewTokens(res *CompressResult, count func([]Message) int, additive bool) int {
+	if st, ok := res.State.(*windowState); ok && additive && len(res.Messages) > 0 && sameSlice(st.view, res.Messages) {
 		return count(res.Messages[:1]) + st.tokens
 	}
 	return count(res.Messages)
@@ -230,7 +231,7 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 	b = appendSpan(b, t.span)
 	t.buf = append(b, '}')
 	t.pending, t.calls, t.split = true, 0, false
-	if r.p.syncs && resp != nil && len(r.l.calls) > 0 {
+	if r.p.syncer != nil && resp != nil && len(r.l.calls) > 0 {
 		// A durable store gets the model call before the tools run, as it
 		// gets the calls (write-ahead), so that a crash leaves it; the
 		// tool calls follow in a second record of the turn.
