@@ -2,6 +2,7 @@ package terminal_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -45,4 +46,22 @@ func ExampleAsker() {
 	// wrote b.txt
 	// wrote c.txt
 	// questions: 2
+}
+
+// The model writes a tool call's input, so the person sees it escaped,
+// never interpreted by the terminal: here an escape sequence and a
+// carriage return that would erase the line, and a right-to-left override
+// that would show "notes.txt\u202etxt.exe" as "notes.txtexe.txt".
+func ExampleAsker_escaped() {
+	var screen strings.Builder // os.Stdout in a real program
+	ask := terminal.Asker(strings.NewReader("n\n"), &screen)
+	_, _ = ask(context.Background(), &agentrt.ToolInvocation{
+		Tool:     agentrt.ToolSpec{Name: "write_file"},
+		RawInput: json.RawMessage("{\"path\": \"\x1b[2K\rnotes.txt\u202etxt.exe\"}"),
+	})
+	fmt.Println(screen.String())
+	// Output:
+	// The agent wants to run the write tool "write_file" with input:
+	//   {"path": "\x1b[2K\rnotes.txt\u202etxt.exe"}
+	// Allow? [y]es / [n]o / [a]lways for this tool:
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/termtext"
 )
 
 // Asker returns an asker for [agentrt.AskOnWrite] that prints the tool
@@ -21,6 +22,14 @@ import (
 // (always, for this tool in this session: a decision with Always set).
 // Anything else asks again; end of input is no.
 // Calls are serialized, so concurrent questions do not interleave.
+//
+// The input is printed as the model sent it (as indented JSON when the
+// runtime decoded it into a value), with every control character but the
+// newline, DEL, C1 control, bidi control and byte of invalid UTF-8 shown
+// escaped in Go's notation (\x1b, \r, \u009b, \u202e, \xff), and every
+// line after the first indented by two spaces: the person sees exactly
+// what will run, and the input can neither rewrite the screen nor pass
+// for a line of the question.
 //
 // Reading from r does not stop when ctx is cancelled; a program that needs
 // that reads its terminal in its own goroutine and feeds r through a pipe.
@@ -31,13 +40,7 @@ func Asker(r io.Reader, w io.Writer) agentrt.PermissionFunc {
 		no := agentrt.Decision{Source: "user", Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)}
 		mu.Lock()
 		defer mu.Unlock()
-		input := string(req.RawInput)
-		if d, ok := req.Input.(json.RawMessage); ok {
-			input = string(d)
-		} else if b, err := json.MarshalIndent(req.Input, "  ", "  "); err == nil && req.Input != nil {
-			input = string(b)
-		}
-		fmt.Fprintf(w, "\nThe agent wants to run the write tool %q with input:\n  %s\n", req.Tool.Name, input)
+		fmt.Fprintf(w, "\nThe agent wants to run the write tool %q with input:\n  %s\n", req.Tool.Name, showInput(req))
 		for {
 			if err := ctx.Err(); err != nil {
 				return no, err
@@ -58,4 +61,18 @@ func Asker(r io.Reader, w io.Writer) agentrt.PermissionFunc {
 			}
 		}
 	}
+}
+
+// showInput returns the input of req as it is printed: safe to print on a
+// terminal (termtext.Safe, newlines kept) and with every line after the
+// first indented by two spaces, so that no line of the input can pass for
+// a line of the question.
+func showInput(req *agentrt.ToolInvocation) string {
+	input := string(req.RawInput)
+	if d, ok := req.Input.(json.RawMessage); ok {
+		input = string(d)
+	} else if b, err := json.MarshalIndent(req.Input, "", "  "); err == nil && req.Input != nil {
+		input = string(b)
+	}
+	return strings.ReplaceAll(termtext.Safe(input, '\n'), "\n", "\n  ")
 }

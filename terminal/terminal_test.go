@@ -2,6 +2,7 @@ package terminal_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -71,4 +72,54 @@ func TestAskerSerializesQuestions(t *testing.T) {
 	assert.Equal(t, 2, yes, "two y and two n, one per question")
 	assert.Equal(t, n, strings.Count(out.String(), "Allow? "), "each question asked once, none asked again")
 	assert.Equal(t, n, strings.Count(out.String(), "The agent wants to run"))
+}
+
+// The input is model-controlled: an escape sequence that erases the line
+// and a carriage return would let it overwrite what the person reads, and
+// a right-to-left override would show "notes.txt\u202etxt.exe" as
+// "notes.txtexe.txt". The person sees each of them escaped, on every path
+// the input takes: as the model sent it, as a json.RawMessage, and as
+// indented JSON.
+func TestAskerShowsInputEscaped(t *testing.T) {
+	t.Parallel()
+	type writeIn struct {
+		Path string `json:"path"`
+	}
+	const path = "\x1b[2K\rnotes.txt\u202etxt.exe"
+	for _, tc := range []struct {
+		name string
+		req  *agentrt.ToolInvocation
+		want string
+	}{
+		{
+			name: "raw input",
+			req:  &agentrt.ToolInvocation{RawInput: json.RawMessage(`{"path":"` + path + `","note":"` + "\xff" + `"}`)},
+			want: `  {"path":"\x1b[2K\rnotes.txt\u202etxt.exe","note":"\xff"}` + "\n",
+		},
+		{
+			name: "json.RawMessage",
+			req:  &agentrt.ToolInvocation{Input: json.RawMessage("{\n\"path\": \"" + path + "\"\n}")},
+			want: "  {\n" + `  "path": "\x1b[2K\rnotes.txt\u202etxt.exe"` + "\n  }\n",
+		},
+		{
+			name: "indented JSON",
+			req:  &agentrt.ToolInvocation{Input: writeIn{Path: path}},
+			want: "  {\n" + `    "path": "\u001b[2K\rnotes.txt\u202etxt.exe"` + "\n  }\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.req.Tool = agentrt.ToolSpec{Name: "write"}
+			var out strings.Builder
+			d, err := terminal.Asker(strings.NewReader("n\n"), &out)(context.Background(), tc.req)
+			require.NoError(t, err)
+			assert.False(t, d.Allow)
+			want := "\nThe agent wants to run the write tool \"write\" with input:\n" + tc.want + "Allow? [y]es / [n]o / [a]lways for this tool: "
+			assert.Equal(t, want, out.String())
+			assert.NotContains(t, out.String(), "\x1b")
+			assert.NotContains(t, out.String(), "\r")
+			assert.NotContains(t, out.String(), "\u202e")
+			assert.NotContains(t, out.String(), "\xff")
+		})
+	}
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
+	"strings"
 	"time"
 
+	"github.com/agentrt/agentrt/internal/termtext"
 	"github.com/agentrt/agentrt/timeline"
 )
 
@@ -82,30 +83,64 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, rows)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	head := "ID\tUPDATED\tRUNS\tTURNS\tTOKENS IN/OUT\t"
+	head := []string{"ID", "UPDATED", "RUNS", "TURNS", "TOKENS IN/OUT"}
 	if priced {
-		head += "COST\t"
+		head = append(head, "COST")
 	}
-	fmt.Fprintln(tw, head+"STOP\tFAILING LAYER\tTITLE")
+	table := [][]string{append(head, "STOP", "FAILING LAYER", "TITLE")}
 	for _, r := range rows {
 		upd := "-"
 		if !r.Updated.IsZero() {
 			upd = r.Updated.UTC().Format("2006-01-02 15:04:05")
 		}
-		line := fmt.Sprintf("%s\t%s\t%d\t%d\t%d/%d\t", r.ID, upd, r.Runs, r.Turns, r.Input, r.Output)
+		line := []string{r.ID, upd, strconv.Itoa(r.Runs), strconv.Itoa(r.Turns), fmt.Sprintf("%d/%d", r.Input, r.Output)}
 		if priced {
 			c := "-"
 			if r.Cost != nil {
 				c = "$" + strconv.FormatFloat(*r.Cost, 'f', 4, 64)
 			}
-			line += c + "\t"
+			line = append(line, c)
 		}
 		title := r.Title
 		if r.Error != "" {
 			title = r.Error
 		}
-		fmt.Fprintln(tw, line+r.Stop+"\t"+r.Layer+"\t"+cutRunes(title, 50))
+		table = append(table, append(line, r.Stop, r.Layer, termtext.Cut(termtext.Safe(title), 50)))
 	}
-	return tw.Flush()
+	return writeTable(stdout, table)
+}
+
+// writeTable writes rows as columns two spaces apart, each as wide as its
+// widest cell in terminal columns (a Chinese character takes two), the
+// last column unpadded. The cells come from sessions, so each is made
+// safe to print first.
+func writeTable(w io.Writer, rows [][]string) error {
+	var widths []int
+	for _, row := range rows {
+		for i, cell := range row {
+			row[i] = termtext.Safe(cell)
+			if i == len(row)-1 {
+				continue
+			}
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], termtext.Width(row[i]))
+		}
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		b.Reset()
+		for i, cell := range row {
+			b.WriteString(cell)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-termtext.Width(cell)+2))
+			}
+		}
+		b.WriteByte('\n')
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

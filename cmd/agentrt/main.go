@@ -24,6 +24,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/agentrt/agentrt/internal/termtext"
 )
 
 func main() {
@@ -75,7 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		if err != errUsage {
-			fmt.Fprintln(stderr, "agentrt:", err)
+			// An error may quote a session file's content.
+			fmt.Fprintln(stderr, "agentrt:", termtext.Safe(err.Error()))
 		}
 		return 2
 	}

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/internal/termtext"
 	"github.com/agentrt/agentrt/timeline"
 	"golang.org/x/term"
 )
@@ -180,21 +180,23 @@ func (p *printer) style(st, s string) string {
 	return st + s + sReset
 }
 
-// line prints one line, cut to the width: parts alternate style and text.
+// line prints one line, cut to the width in terminal columns: parts
+// alternate style and text. The text comes from the session (what a model
+// or a tool wrote), so it is made safe first: control characters, escape
+// sequences and bidi controls are shown escaped, never sent to the
+// terminal; only the printer's own styles are.
 func (p *printer) line(indent int, parts ...string) {
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", indent))
 	left := p.o.width - indent
 	for i := 0; i+1 < len(parts); i += 2 {
-		st, text := parts[i], parts[i+1]
+		st, text := parts[i], termtext.Safe(parts[i+1])
 		if p.o.width > 0 {
 			if left <= 0 {
 				break
 			}
-			if n := utf8.RuneCountInString(text); n > left {
-				text = cutRunes(text, left-1) + "…"
-			}
-			left -= utf8.RuneCountInString(text)
+			text = termtext.Cut(text, left)
+			left -= termtext.Width(text)
 		}
 		b.WriteString(p.style(st, text))
 	}
@@ -203,7 +205,8 @@ func (p *printer) line(indent int, parts ...string) {
 	}
 }
 
-// block prints text: on one line cut to the width, or whole with -full.
+// block prints text: on one line cut to the width, or whole with -full,
+// line by line.
 func (p *printer) block(indent int, st, label, text string) {
 	if !p.o.full {
 		p.line(indent, sDim, label, st, oneLine(text))
@@ -211,24 +214,10 @@ func (p *printer) block(indent int, st, label, text string) {
 	}
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	p.line(indent, sDim, label, st, lines[0])
-	pad := utf8.RuneCountInString(label)
+	pad := termtext.Width(label)
 	for _, l := range lines[1:] {
 		p.line(indent+pad, st, l)
 	}
-}
-
-func cutRunes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -80,7 +80,7 @@ var (
 	ansiRE   = regexp.MustCompile("\x1b\\[[0-9;]*m")
 	runRE    = regexp.MustCompile(`^run (\d+) ·`)
 	turnRE   = regexp.MustCompile(`^  turn (\d+) ·`)
-	callRE   = regexp.MustCompile(`^    [✓✗⊘…] [\w-]+ (\S+) (\w+)`) // mark, tool, id, outcome
+	callRE   = regexp.MustCompile(`^    [✓✗⊘…] \S+ (\S+) (\w+)`) // mark, tool, id, outcome
 	retryRE  = regexp.MustCompile(`^    ↻ attempt (\d+)`)
 	endLineR = regexp.MustCompile(`^  ■ end:`)
 )

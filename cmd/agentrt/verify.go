@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentrt/agentrt/internal/termtext"
 	"github.com/agentrt/agentrt/timeline"
 )
 
@@ -39,7 +40,8 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		all = append(all, fs...)
 		if !*asJSON {
 			for _, f := range fs {
-				fmt.Fprintln(stdout, f)
+				// The message may quote the file's content.
+				fmt.Fprintln(stdout, termtext.Safe(f.String()))
 			}
 		}
 	}
