@@ -247,3 +247,30 @@ func TestVerifyHostileName(t *testing.T) {
 	requireTerminalSafe(t, errb.String(), false)
 	require.Contains(t, errb.String(), `nope\x1b[2J\u202e`)
 }
+
+// TestHTMLHostileText renders the hostile sessions as a page: a bidi
+// override would reorder what a person reads in the browser too, so the
+// page holds no control character but newlines and tabs, and shows each
+// one escaped instead.
+func TestHTMLHostileText(t *testing.T) {
+	t.Parallel()
+	dir := recordHostile(t)
+	for _, id := range []string{hostileID, brokenID} {
+		var out, errb strings.Builder
+		require.Equal(t, 0, run(context.Background(), []string{"html", filepath.Join(dir, id)}, &out, &errb), errb.String())
+		page := out.String()
+		require.True(t, utf8.ValidString(page), "valid UTF-8")
+		for i, r := range page {
+			switch {
+			case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f,
+				r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+				require.Failf(t, "a control character reaches the page", "%U at byte %d of %s", r, i, id)
+			}
+		}
+		if id == hostileID {
+			require.Contains(t, page, `会话\u202ehostile`)
+			require.Contains(t, page, `\x1b[2J`)
+			require.Contains(t, page, chinese)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrt/agentrt/internal/termtext"
 	"github.com/agentrt/agentrt/timeline"
 )
 
@@ -95,7 +96,12 @@ type pageCall struct {
 	Layer  string
 }
 
-// renderHTML writes the self-contained page of s.
+// renderHTML writes the self-contained page of s. What a model or a tool
+// wrote is shown with its control characters, bidi controls and invalid
+// UTF-8 escaped, as on a terminal (termtext.Safe): a bidi override would
+// reorder the text a person reads in a browser too, and the page itself
+// has none of them (only newlines and tabs), so the whole page goes
+// through it.
 func renderHTML(w io.Writer, s *timeline.Session) error {
 	_, head := headline(s)
 	p := page{S: s, Head: head, HeadLayer: s.FailingLayer()}
@@ -105,7 +111,12 @@ func renderHTML(w io.Writer, s *timeline.Session) error {
 	for _, r := range s.Runs {
 		p.Runs = append(p.Runs, layoutRun(r))
 	}
-	return pageTmpl.Execute(w, p)
+	var b strings.Builder
+	if err := pageTmpl.Execute(&b, p); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, termtext.Safe(b.String(), '\n', '\t'))
+	return err
 }
 
 func layoutRun(r *timeline.Run) pageRun {
