@@ -29,7 +29,8 @@
 //
 // # Two invariants
 //
-// At every yield and after every stop: (1) every tool_use id in an
+// After every stop (but a pending one, below), and at every yield for each
+// turn before the one in progress: (1) every tool_use id in an
 // assistant message has exactly one tool result, appended right after that
 // message, before the next planner call; (2) an unknown tool, invalid
 // input, a denied permission, a tool error, panic, runtime.Goexit or

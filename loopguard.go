@@ -12,9 +12,10 @@ import (
 type LoopGuard struct {
 	// Disabled turns the guard off.
 	Disabled bool
-	// Warn is the number of identical calls (same tool, same canonical
-	// input, same result) after which the result tells the model that it
-	// repeats itself; 0 means 3.
+	// Warn is the number of identical calls (same tool, same input once
+	// the white space between its JSON tokens is removed, same result)
+	// after which the result tells the model that it repeats itself; 0
+	// means 3.
 	Warn int
 	// Stop is the number of identical calls after which the run ends with
 	// StopLoopDetected; 0 means 5.
