@@ -69,6 +69,7 @@ type planFailure struct {
 	Delay      time.Duration       `json:"delay,omitempty"`
 	Compaction *agentrt.Compaction `json:"compaction,omitempty"`
 	Events     []EventRecord       `json:"events,omitempty"`
+	Shape      *errorShape         `json:"shape,omitempty"` // the typed part of the error
 }
 
 const plannerErrorType = "agentrt.PlannerError"
@@ -147,7 +148,7 @@ func (a *activities) plan(ctx context.Context, in PlanInput) (*PlanOutput, error
 			return nil, ctx.Err()
 		}
 		f := planFailure{Message: out.Err.Error(), Layer: out.Layer, Compact: out.Compact, Retry: out.Retry, Delay: out.Delay,
-			Compaction: out.Compaction, Events: evs}
+			Compaction: out.Compaction, Events: evs, Shape: shapeOf(out.Err)}
 		return nil, temporal.NewNonRetryableApplicationError(f.Message, plannerErrorType, out.Err, f)
 	}
 	r := out.Response

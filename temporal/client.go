@@ -397,7 +397,23 @@ func (s *stream) endedWithoutDone(ctx context.Context) {
 		}
 		return
 	}
-	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), err))
+	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), runError(err)))
+}
+
+// runError returns the error of a failed run workflow with the typed
+// errors it carries (see errshape.go), so that errors.As finds an
+// *agentrt.ProviderError, *agentrt.OutputError or *agentrt.PanicError as
+// it does in-process.
+func runError(err error) error {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != runErrorType || !ae.HasDetails() {
+		return err
+	}
+	var shape errorShape
+	if ae.Details(&shape) != nil {
+		return err
+	}
+	return withShape(err, &shape)
 }
 
 // queryEvents queries a run's events for Resume. A query that times out
@@ -523,7 +539,7 @@ func (s *stream) result(ctx context.Context) {
 		s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w: %w", s.run.GetID(), ErrCancelledElsewhere, err))
 		return
 	}
-	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), err))
+	s.yield(nil, fmt.Errorf("agentrt/temporal: run %s: %w", s.run.GetID(), runError(err)))
 }
 
 // cancel asks Temporal to cancel the workflow, without waiting.

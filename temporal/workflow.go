@@ -344,7 +344,10 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 		}
 		return nil, temporal.NewCanceledError("agentrt: run cancelled")
 	case runErr != nil:
-		return nil, temporal.NewNonRetryableApplicationError(runErr.Error(), "agentrt.RunError", nil)
+		if shape := shapeOf(runErr); shape != nil {
+			return nil, temporal.NewNonRetryableApplicationError(runErr.Error(), runErrorType, nil, shape)
+		}
+		return nil, temporal.NewNonRetryableApplicationError(runErr.Error(), runErrorType, nil)
 	}
 	return &Result{Reason: done.Reason, Layer: done.Layer, FinalText: done.FinalText, Detail: done.Detail,
 		Usage: done.Usage, Turns: done.Turns, Messages: w.history, Rules: w.rules}, nil
@@ -454,7 +457,7 @@ func (w *wfRun) plan(ctx workflow.Context, req *agentrt.ModelRequest) (*agentrt.
 			attempt--
 			continue
 		case !f.Retry:
-			return nil, f.Layer, errors.New(f.Message)
+			return nil, f.Layer, withShape(errors.New(f.Message), f.Shape)
 		}
 		if workflow.Sleep(ctx, f.Delay) != nil {
 			return nil, "", errCancelled
