@@ -406,7 +406,13 @@ func (s *stream) endedWithoutDone(ctx context.Context) {
 // it does in-process.
 func runError(err error) error {
 	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) || ae.Type() != runErrorType || !ae.HasDetails() {
+	if !errors.As(err, &ae) {
+		return err
+	}
+	if sentinel := sentinelErrors[ae.Type()]; sentinel != nil {
+		return &shapedError{err: err, typed: []error{sentinel}}
+	}
+	if ae.Type() != runErrorType || !ae.HasDetails() {
 		return err
 	}
 	var shape errorShape

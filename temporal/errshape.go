@@ -18,6 +18,14 @@ import (
 // details, when it has any, are the error's errorShape.
 const runErrorType = "agentrt.RunError"
 
+// sentinelErrors are the agentrt errors that a run workflow's early
+// failures stand for, by their error type: errors.Is finds them in the
+// client's error, as in an in-process run's.
+var sentinelErrors = map[string]error{
+	"agentrt.EmptyInput":   agentrt.ErrEmptyInput,
+	"agentrt.InvalidAgent": agentrt.ErrInvalidAgent,
+}
+
 // errorShape is the typed part of an error; nil when it has none.
 type errorShape struct {
 	Provider *providerShape `json:"provider,omitempty"`

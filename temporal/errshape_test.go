@@ -89,3 +89,23 @@ func TestRunErrorKeepsItsTypes(t *testing.T) {
 		})
 	}
 }
+
+// An early failure of the workflow is the same sentinel error as
+// in-process: an empty input on an empty session is ErrEmptyInput.
+func TestRunErrorEarlyFailures(t *testing.T) {
+	t.Parallel()
+	ag := &agentrt.Agent{Planner: agenttest.Script()}
+	_, inErr := agenttest.Collect(ag.Run(context.Background(), "s", ""))
+	require.ErrorIs(t, inErr, agentrt.ErrEmptyInput)
+
+	tag := &agentrt.Agent{Planner: agenttest.Script()}
+	env := newEnv(t, tag, Options{})
+	env.ExecuteWorkflow(WorkflowName(tag.Name), RunInput{SessionID: "s"})
+	require.True(t, env.IsWorkflowCompleted())
+	werr := env.GetWorkflowError()
+	require.Error(t, werr)
+	assert.NotErrorIs(t, werr, agentrt.ErrEmptyInput, "the workflow's error is untyped")
+	err := runError(werr)
+	assert.ErrorIs(t, err, agentrt.ErrEmptyInput)
+	assert.Equal(t, werr.Error(), err.Error())
+}

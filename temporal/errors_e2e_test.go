@@ -55,3 +55,19 @@ func TestE2ERunTyped(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EEmptyInput: an empty input on an empty session is
+// agentrt.ErrEmptyInput through a real server too.
+func TestE2EEmptyInput(t *testing.T) {
+	c := dialE2E(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tq := uniqueName(t)
+	w := worker.New(c, tq, worker.Options{})
+	require.NoError(t, Register(w, &agentrt.Agent{Planner: agenttest.Script()}, Options{}))
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	rt := &Runtime{Client: c, Options: StartOptions{TaskQueue: tq}, PollInterval: 50 * time.Millisecond}
+	_, err := agenttest.Collect(rt.Run(ctx, "e2e-"+uniqueName(t), ""))
+	require.ErrorIs(t, err, agentrt.ErrEmptyInput)
+}
