@@ -36,11 +36,15 @@ const defaultMaxParallelTools = 4
 // required.
 //
 // Fill the fields, then call Run as often as needed, concurrently for
-// different sessions: an Agent is safe for concurrent use. Its fields are
-// frozen at the first Run: the tool index, the tool specs sent to the model
-// and the limits are read once and reused, so a change made afterwards is
-// not seen, and a copy of the Agent made afterwards shares them. To change
-// an agent, build a new Agent value.
+// different sessions: an Agent is safe for concurrent use. Most fields are
+// frozen at the first Run: Instructions, Tools (the tool index and the
+// specs sent to the model), Permission, Store, Hooks, the limits (MaxTurns,
+// MaxParallelTools, MaxToolOutput, ToolTimeout, LoopGuard, Budget,
+// NoFinalAnswer) and what the Planner's Describe says are read once and
+// reused, so a change made afterwards is not seen. Planner, Retry, Name,
+// Compressor, ContextTokens and TokenCounter are read at each Run: a test
+// may swap the Planner between runs, never during one. To change anything
+// else, build a new Agent value.
 type Agent struct {
 	// Name identifies the agent in events, logs and traces. Optional.
 	Name string
@@ -54,8 +58,8 @@ type Agent struct {
 	// Permission decides whether each tool call may run. Nil means
 	// AllowReadOnly(): read-only tools run, write tools are denied.
 	Permission PermissionChecker
-	// Store keeps the sessions. Nil means an in-memory store owned by this
-	// Agent (sessions live as long as the Agent value).
+	// Store keeps the sessions. Nil means an in-memory store made at the
+	// first Run (sessions live as long as the Agent value).
 	Store SessionStore
 	// MaxTurns caps the planner calls of one Run; 0 means 20.
 	MaxTurns int

@@ -45,8 +45,9 @@ type Hooks struct {
 	// elements, which belong to the session). An error ends the run.
 	BeforePlan func(ctx context.Context, req *ModelRequest) (context.Context, error)
 	// AfterPlan sees the response or the error of each planner attempt and
-	// may change the response. It is called for every BeforePlan that
-	// returned, even when a later hook's BeforePlan failed.
+	// may change the response. When the BeforePlan of Agent.Hooks[i]
+	// fails, the AfterPlan of each Hooks before i is still called (in
+	// reverse order, with the failure); those of i and after are not.
 	AfterPlan func(ctx context.Context, req *ModelRequest, resp *ModelResponse, err error)
 	// BeforeTool is called after the permission checker allowed a call,
 	// before it runs; it may replace call.Input. Returning an error blocks
@@ -54,9 +55,11 @@ type Hooks struct {
 	// and recorded like a permission denial (Source "hook"). A BeforeTool
 	// that panics blocks its call too, and is a HookFailed.
 	BeforeTool func(ctx context.Context, call *ToolInvocation) (context.Context, error)
-	// AfterTool sees each call's result and may change it. It is called
-	// for every BeforeTool that returned, even when a later hook blocked the
-	// call (the outcome is then the block).
+	// AfterTool sees each call's result and may change it. When the
+	// BeforeTool of Agent.Hooks[i] blocks the call, the AfterTool of each
+	// Hooks before i is still called (in reverse order) and sees the block,
+	// but cannot change it: the model gets the block's reason. Those of i
+	// and after are not called.
 	AfterTool func(ctx context.Context, call *ToolInvocation, result *ToolOutcome)
 }
 

@@ -9,14 +9,16 @@ import (
 
 // RetryPolicy says how the runtime retries a planner call that failed with
 // a transient error (a [*ProviderError] whose Retryable is true: rate
-// limits, overload, broken streams). Its zero value means 3 attempts with
-// delays from 500ms doubling up to 10s, with jitter; a Retry-After from the
+// limits, overload, broken streams). Its zero value means 3 attempts; the
+// wait before attempt n+1 is drawn at random from [d/2, d], where d is
+// 500ms doubled n-1 times and at most 10s; a Retry-After from the
 // provider is honoured up to MaxDelay (a longer one is cut to MaxDelay, and
 // the event says so). Each retry is reported as a [PlannerRetry] event.
 type RetryPolicy struct {
 	// MaxAttempts counts the first call; 0 means 3, 1 disables retries.
 	MaxAttempts int
-	// BaseDelay is the first delay; 0 means 500ms.
+	// BaseDelay is d for the first retry (the wait is in [d/2, d]); 0
+	// means 500ms.
 	BaseDelay time.Duration
 	// MaxDelay caps a delay; 0 means 10s.
 	MaxDelay time.Duration
@@ -50,7 +52,7 @@ func (p RetryPolicy) delay(n int, err error) (d, asked time.Duration) {
 	if d > max || d <= 0 {
 		d = max
 	}
-	// Full jitter in [d/2, d].
+	// Jitter: anywhere in [d/2, d].
 	return d/2 + rand.N(d/2+1), 0
 }
 

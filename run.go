@@ -257,7 +257,12 @@ func (r *run) turnBody() bool {
 	case o.stop:
 		return r.stopWith(o)
 	case o.retry != "":
+		// The answer failed the output check: the turn ends with the
+		// correction, synced as every turn's end is.
 		if err := r.append(NewUserMessage(o.retry)); err != nil {
+			return r.stop(StopError, LayerStore, "", err)
+		}
+		if err := r.sync(); err != nil {
 			return r.stop(StopError, LayerStore, "", err)
 		}
 	}
@@ -345,8 +350,24 @@ func (r *run) answerOpen(result func(Block) Message) error {
 		if err := r.append(m); err != nil {
 			return err
 		}
+		r.traceAnswered(m.ToolUseID)
 	}
 	return nil
+}
+
+// traceAnswered adds a call of the turn that the stop answered to the
+// turn's trace: one that ran as it ran, one that did not as cancelled.
+func (r *run) traceAnswered(id string) {
+	for i := range r.l.calls {
+		if c := &r.l.calls[i]; c.use.ID == id {
+			if c.ran {
+				r.traceToolCall(c)
+			} else {
+				r.traceToolCall(&call{use: c.use, err: context.Canceled})
+			}
+			return
+		}
+	}
 }
 
 // stopCancelled ends a cancelled run: the caller's context, the caller

@@ -129,7 +129,10 @@ type RecordStore interface {
 
 // Syncer is implemented by stores that buffer writes. The runtime calls
 // Sync right after appending an assistant message that calls tools (before
-// any of them runs: write-ahead) and at the end of every turn.
+// any of them runs: write-ahead), at the end of every turn, and when the
+// run stops, before Done. The run's trace record is written after that last
+// Sync: like every trace record it is best effort, and a store that must
+// keep it syncs when the session is unlocked (JSONLStore does).
 type Syncer interface {
 	Sync(ctx context.Context, sessionID string) error
 }

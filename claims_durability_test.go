@@ -1,0 +1,335 @@
+package agentrt_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// claimYields checks, at each event of a run, what the store holds against
+// what the events so far announced: the durability the docs claim at every
+// yield (README "The two invariants" and "What at every yield means in
+// practice", doc.go "Two invariants", Syncer, JSONL's SyncEveryTurn).
+type claimYields struct {
+	t    *testing.T
+	load func() []agentrt.Message
+	// The turn in progress: its tool_use ids and those whose ToolResult
+	// was yielded.
+	turnIDs  []string
+	resulted map[string]bool
+	done     *agentrt.Done
+	checked  int // events checked
+}
+
+func (c *claimYields) check(ev agentrt.Event) {
+	t := c.t
+	t.Helper()
+	if ev == nil { // the error after Done
+		return
+	}
+	c.checked++
+	msgs := c.load()
+	switch e := ev.(type) {
+	case agentrt.AssistantMessage:
+		// Stored before it is yielded, so its tool_uses are open in the
+		// store from here on.
+		require.NotEmpty(t, msgs)
+		assert.Equal(t, e.Message, msgs[len(msgs)-1], "an AssistantMessage is in the store when it is yielded")
+		c.turnIDs, c.resulted = nil, map[string]bool{}
+		for _, b := range e.Message.Blocks {
+			if b.Type == agentrt.BlockToolUse {
+				c.turnIDs = append(c.turnIDs, b.ID)
+			}
+		}
+	case agentrt.ToolCall:
+		assert.Contains(t, c.storedUses(msgs), e.ToolUse.ID, "a ToolCall's tool_use is in the store when it is yielded")
+		assert.Contains(t, c.turnIDs, e.ToolUse.ID)
+	case agentrt.ToolResult:
+		i := slices.IndexFunc(msgs, func(m agentrt.Message) bool {
+			return m.Role == agentrt.RoleTool && m.ToolUseID == e.Message.ToolUseID
+		})
+		if assert.GreaterOrEqual(t, i, 0, "a ToolResult is in the store when it is yielded: %s", e.Message.ToolUseID) {
+			assert.Equal(t, e.Message, msgs[i])
+		}
+		c.resulted[e.Message.ToolUseID] = true
+	case agentrt.Done:
+		c.done = &e
+		if e.Reason == agentrt.StopPending {
+			// doc.go: the calls a StopPending run leaves to a person stay open.
+			assert.Equal(t, pendingIDs(e), claimOpen(msgs), "at a pending Done, exactly the pending calls are open")
+		} else {
+			assert.Empty(t, claimOpen(msgs), "at Done (%s), every tool_use has its result in the store", e.Reason)
+			agenttest.AssertInvariants(t, msgs)
+		}
+		return
+	}
+	// At every yield, the only tool_uses without a result in the store are
+	// calls of the turn in progress whose ToolResult is still to come.
+	for _, id := range claimOpen(msgs) {
+		assert.Contains(t, c.turnIDs, id, "at %T, open tool_use %s is of an earlier turn", ev, id)
+		assert.False(t, c.resulted[id], "at %T, tool_use %s was yielded a result that the store lacks", ev, id)
+	}
+}
+
+// storedUses returns the tool_use ids of msgs.
+func (c *claimYields) storedUses(msgs []agentrt.Message) []string {
+	var ids []string
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse {
+				ids = append(ids, b.ID)
+			}
+		}
+	}
+	return ids
+}
+
+// TestClaimDurableAtEveryYield checks, from inside the range loop, at every
+// event, that the store (a MemoryStore, or a second JSONLStore reading the
+// same directory) holds what the docs say: every tool_use has its result
+// except calls of the turn in progress whose results are still to come; a
+// yielded AssistantMessage, ToolCall or ToolResult is already stored; at
+// Done no tool_use is open, except the calls a StopPending run leaves to a
+// person.
+func TestClaimDurableAtEveryYield(t *testing.T) {
+	t.Parallel()
+	type scenario struct {
+		steps  []agenttest.Step
+		setup  func(ag *agentrt.Agent)
+		reason agentrt.StopReason
+	}
+	write := func(cancel *context.CancelFunc) agentrt.Tool {
+		return agentrt.NewTool("write", "Writes; path \"cancel\" cancels the run.", func(ctx context.Context, in WriteIn) (string, error) {
+			if in.Path == "cancel" {
+				(*cancel)()
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return "wrote " + in.Path, nil
+		})
+	}
+	text := func(s string, uses ...agentrt.Block) agenttest.Step {
+		return agenttest.Respond(agentrt.NewAssistantMessage(append([]agentrt.Block{agentrt.TextBlock(s)}, uses...)...))
+	}
+	askWrites := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		if req.Tool.ReadOnly {
+			return agentrt.Decision{Allow: true}, nil
+		}
+		return agentrt.Decision{Pending: true}, nil
+	})
+	scenarios := map[string]scenario{
+		"tool turns then an answer": {
+			steps: []agenttest.Step{
+				agenttest.CallTools(
+					agenttest.ToolUse("write", `{"path":"a"}`),
+					agenttest.ToolUse("add", `{"a":1,"b":2}`),
+					agenttest.ToolUse("add", `{"a":3,"b":4}`),
+					agenttest.ToolUse("add", `{"a":5,"b":6}`),
+					agenttest.ToolUse("nope", `{}`),
+					agenttest.ToolUse("write", `{"path":"b"}`)),
+				agenttest.CallTools(agenttest.ToolUse("add", `{"a":7,"b":8}`), agenttest.ToolUse("add", `{"a":9,"b":10}`)),
+				agenttest.StreamReply("all ", "done"),
+			},
+			setup:  func(ag *agentrt.Agent) { ag.Permission = agentrt.AllowAll() },
+			reason: agentrt.StopComplete,
+		},
+		"max turns, the final answer calls a tool": {
+			steps: []agenttest.Step{
+				agenttest.CallTool("add", `{"a":1,"b":2}`),
+				agenttest.CallTools(agenttest.ToolUse("add", `{"a":3,"b":4}`), agenttest.ToolUse("add", `{"a":5,"b":6}`)),
+				text("still working", agentrt.ToolUseBlock("last", "add", []byte(`{"a":7,"b":8}`))),
+			},
+			setup:  func(ag *agentrt.Agent) { ag.MaxTurns = 2 },
+			reason: agentrt.StopMaxTurns,
+		},
+		"cancelled by a tool": {
+			steps: []agenttest.Step{
+				agenttest.CallTool("add", `{"a":1,"b":2}`),
+				agenttest.CallTools(
+					agenttest.ToolUse("add", `{"a":3,"b":4}`),
+					agenttest.ToolUse("write", `{"path":"cancel"}`),
+					agenttest.ToolUse("add", `{"a":5,"b":6}`),
+					agenttest.ToolUse("write", `{"path":"never"}`)),
+				agenttest.Reply("never"),
+			},
+			setup:  func(ag *agentrt.Agent) { ag.Permission = agentrt.AllowAll() },
+			reason: agentrt.StopCancelled,
+		},
+		"planner error": {
+			steps: []agenttest.Step{
+				agenttest.CallTools(agenttest.ToolUse("add", `{"a":1,"b":2}`), agenttest.ToolUse("add", `{"a":3,"b":4}`)),
+				agenttest.Fail(errors.New("model exploded")),
+			},
+			reason: agentrt.StopError,
+		},
+		"pending": {
+			steps: []agenttest.Step{
+				agenttest.CallTool("add", `{"a":1,"b":2}`),
+				agenttest.CallTools(
+					agenttest.ToolUse("add", `{"a":3,"b":4}`),
+					agenttest.ToolUse("write", `{"path":"a"}`),
+					agenttest.ToolUse("write", `{"path":"b"}`)),
+			},
+			setup:  func(ag *agentrt.Agent) { ag.Permission = askWrites },
+			reason: agentrt.StopPending,
+		},
+	}
+	stores := map[string]func(t *testing.T) (agentrt.SessionStore, func() []agentrt.Message){
+		"memory": func(t *testing.T) (agentrt.SessionStore, func() []agentrt.Message) {
+			store := &agentrt.MemoryStore{}
+			return store, func() []agentrt.Message {
+				msgs, err := store.Load(context.Background(), "s1")
+				require.NoError(t, err)
+				return msgs
+			}
+		},
+		"jsonl": func(t *testing.T) (agentrt.SessionStore, func() []agentrt.Message) {
+			store := newJSONLStore(t, nil)
+			// A second store on the same directory sees only what is in
+			// the file, as another process would.
+			reader, err := agentrt.NewJSONLStore(store.Dir(), nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, reader.Close()) })
+			return store, func() []agentrt.Message {
+				msgs, err := reader.Load(context.Background(), "s1")
+				require.NoError(t, err)
+				return msgs
+			}
+		},
+	}
+	for name, sc := range scenarios {
+		for storeName, newStore := range stores {
+			t.Run(name+"/"+storeName, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				store, load := newStore(t)
+				ag := &agentrt.Agent{
+					Planner: agenttest.Script(sc.steps...),
+					Tools:   []agentrt.Tool{addTool(), write(&cancel)},
+					Store:   store,
+				}
+				if sc.setup != nil {
+					sc.setup(ag)
+				}
+				c := &claimYields{t: t, load: load}
+				var runErr error
+				for ev, err := range ag.Run(ctx, "s1", "go") {
+					c.check(ev)
+					if err != nil {
+						runErr = err
+					}
+				}
+				require.NotNil(t, c.done, "a Done event")
+				assert.Equal(t, sc.reason, c.done.Reason, "%v", runErr)
+				assert.Greater(t, c.checked, 5)
+			})
+		}
+	}
+}
+
+// claimNoteTool is a read-only tool that notes "execute:<n>" in the store's
+// log when it runs.
+func claimNoteTool(store *claimStore) agentrt.Tool {
+	type In struct {
+		N int `json:"n"`
+	}
+	return agentrt.NewTool("note", "Notes its call.", func(_ context.Context, in In) (string, error) {
+		store.note(fmt.Sprintf("execute:%d", in.N))
+		return "noted", nil
+	}, agentrt.ReadOnly())
+}
+
+// TestClaimSyncBeforeToolsRun shows Syncer's and doc.go's write-ahead: with
+// a store that implements Syncer, Sync is called after the assistant
+// message that calls tools is appended and before any of its tools runs,
+// again at the end of each tool turn (before the next planner call), and
+// before the run ends.
+func TestClaimSyncBeforeToolsRun(t *testing.T) {
+	t.Parallel()
+	store := newClaimStore()
+	script := agenttest.Script(
+		agenttest.CallTool("note", `{"n":1}`),
+		agenttest.CallTools(agenttest.ToolUse("note", `{"n":2}`), agenttest.ToolUse("note", `{"n":3}`), agenttest.ToolUse("note", `{"n":4}`)),
+		agenttest.Reply("done"))
+	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		store.note("plan")
+		return script.Plan(ctx, req)
+	})
+	ag := &agentrt.Agent{Planner: planner, Store: store, Tools: []agentrt.Tool{claimNoteTool(store)}}
+	events, err := agenttest.Collect(ag.Run(context.Background(), "s1", "go"))
+	require.NoError(t, err)
+	done, _ := agenttest.Done(events)
+	require.Equal(t, agentrt.StopComplete, done.Reason)
+	script.AssertDone(t)
+
+	// The log without the trace and usage records, which are not at issue.
+	var log, calls []string
+	for _, e := range store.entries() {
+		switch {
+		case strings.HasPrefix(e, "record:"):
+		case strings.HasPrefix(e, "execute:"):
+			log = append(log, e)
+		default:
+			log = append(log, e)
+			calls = append(calls, e)
+		}
+	}
+	assert.Equal(t, []string{
+		"lock", "load", "append:user",
+		"plan", "append:assistant[call_1]", "sync", "append:result:call_1", "sync",
+		"plan", "append:assistant[call_2,call_3,call_4]", "sync",
+		"append:result:call_2", "append:result:call_3", "append:result:call_4", "sync",
+		"plan", "append:assistant", "sync", "unlock",
+	}, calls, "the store calls, tools left out")
+	// Each tool runs after the write-ahead sync of its assistant message
+	// and before its result is appended. (The parallel group's tools run in
+	// any order, and results are appended as they complete, in order.)
+	for n, msg := range map[int]string{1: "append:assistant[call_1]", 2: "append:assistant[call_2,call_3,call_4]", 3: "append:assistant[call_2,call_3,call_4]", 4: "append:assistant[call_2,call_3,call_4]"} {
+		appended := slices.Index(log, msg)
+		ran := slices.Index(log, fmt.Sprintf("execute:%d", n))
+		result := slices.Index(log, fmt.Sprintf("append:result:call_%d", n))
+		require.True(t, appended >= 0 && ran >= 0 && result >= 0, "%v", log)
+		assert.Equal(t, "sync", log[appended+1], "Sync right after the assistant message is appended: %v", log)
+		assert.Greater(t, ran, appended+1, "tool %d runs after the sync: %v", n, log)
+		assert.Less(t, ran, result, "tool %d runs before its result is appended: %v", n, log)
+	}
+}
+
+// TestClaimSyncAtTheEndOfATypedOutputRetryTurn checks Syncer's "and at the
+// end of every turn" on a turn whose answer fails RunTyped's output check:
+// the corrective user message is appended and synced before the next
+// planner call.
+func TestClaimSyncAtTheEndOfATypedOutputRetryTurn(t *testing.T) {
+	t.Parallel()
+	store := newClaimStore()
+	script := agenttest.Script(agenttest.Reply("not JSON"), agenttest.Reply(`{"label":"spam","confidence":0.5}`))
+	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		store.note("plan")
+		return script.Plan(ctx, req)
+	})
+	ag := &agentrt.Agent{Planner: planner, Store: store}
+	v, err := agentrt.RunTyped[Verdict](context.Background(), ag, "s1", "Classify: WIN A PRIZE", nil)
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{Label: "spam", Confidence: 0.5}, v)
+	var log []string
+	for _, e := range store.entries() {
+		if !strings.HasPrefix(e, "record:") {
+			log = append(log, e)
+		}
+	}
+	assert.Equal(t, []string{
+		"lock", "load", "append:user",
+		"plan", "append:assistant", "append:user", "sync", // turn 1 ends here
+		"plan", "append:assistant", "sync", "unlock",
+	}, log)
+}

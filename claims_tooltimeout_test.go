@@ -1,0 +1,191 @@
+package agentrt_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// claimTimeoutIn is the input of the tools of the timeout claims: Work is
+// how long the call works, in virtual time (synctest), whatever its
+// context says.
+type claimTimeoutIn struct {
+	Work string `json:"work"`
+}
+
+// claimStubbornTool returns a read-only tool that works for its input's
+// duration, ignoring its context, then succeeds with "finished <name>";
+// returned counts the calls that have returned.
+func claimStubbornTool(name string, returned *atomic.Int32, opts ...agentrt.ToolOption) agentrt.Tool {
+	opts = append([]agentrt.ToolOption{agentrt.ReadOnly()}, opts...)
+	return agentrt.NewTool(name, "Works for a while and ignores its context.", func(_ context.Context, in claimTimeoutIn) (string, error) {
+		d, err := time.ParseDuration(in.Work)
+		if err != nil {
+			return "", err
+		}
+		time.Sleep(d) // virtual: the test runs in a synctest bubble
+		returned.Add(1)
+		return "finished " + name, nil
+	}, opts...)
+}
+
+// TestClaimToolTimeout shows what README ("A tool's timeout ... cancels its
+// context; if the tool ignores that and returns later, its late output is
+// discarded and the model gets the "timed out" result, but Run still waits
+// for it to return"), Agent.ToolTimeout ("bounds each call of a tool that has
+// no timeout of its own") and WithTimeout say, and that a tool's own
+// WithTimeout wins over Agent.ToolTimeout whether it is shorter or longer.
+// Time is synctest's virtual clock, so durations are exact.
+func TestClaimToolTimeout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		agentTimeout time.Duration
+		toolTimeout  time.Duration // WithTimeout; 0 for none
+		work         time.Duration
+		want         string // the result the model sees
+		wantErr      bool
+	}{
+		{"Agent.ToolTimeout bounds a tool without its own", 2 * time.Second, 0, 5 * time.Second,
+			`tool "slow" timed out after 2s`, true},
+		{"a shorter WithTimeout wins", 10 * time.Second, time.Second, 5 * time.Second,
+			`tool "slow" timed out after 1s`, true},
+		{"a longer WithTimeout wins and times out at its own limit", time.Second, 10 * time.Second, 15 * time.Second,
+			`tool "slow" timed out after 10s`, true},
+		{"a longer WithTimeout wins and lets the call finish", time.Second, 10 * time.Second, 5 * time.Second,
+			"finished slow", false},
+		{"no timeout at all", 0, 0, time.Hour, "finished slow", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				var returned atomic.Int32
+				var opts []agentrt.ToolOption
+				if tc.toolTimeout > 0 {
+					opts = append(opts, agentrt.WithTimeout(tc.toolTimeout))
+				}
+				script := agenttest.Script(
+					agenttest.CallTool("slow", fmt.Sprintf(`{"work":%q}`, tc.work)),
+					agenttest.Reply("ok"))
+				ag, store := newAgent(script, claimStubbornTool("slow", &returned, opts...))
+				ag.ToolTimeout = tc.agentTimeout
+
+				var called time.Time
+				var res []agentrt.ToolResult
+				for ev, err := range ag.Run(t.Context(), "s1", "go") {
+					require.NoError(t, err)
+					switch e := ev.(type) {
+					case agentrt.ToolCall:
+						called = time.Now()
+					case agentrt.ToolResult:
+						// Run waited for the tool to return, even past its timeout.
+						assert.Equal(t, int32(1), returned.Load(), "the tool has returned when its result is yielded")
+						assert.Equal(t, tc.work, time.Since(called), "the result comes when the tool returns, not at the timeout")
+						res = append(res, e)
+					}
+				}
+				script.AssertDone(t)
+				require.Len(t, res, 1)
+				assert.Equal(t, tc.want, res[0].Message.Content, "the late output is discarded")
+				assert.Equal(t, tc.wantErr, res[0].Message.IsError)
+				assert.Equal(t, tc.work, res[0].Duration, "Duration is how long Execute took")
+				if tc.wantErr {
+					assert.ErrorIs(t, res[0].Err, context.DeadlineExceeded)
+				} else {
+					assert.NoError(t, res[0].Err)
+				}
+				msgs, err := store.Load(t.Context(), "s1")
+				require.NoError(t, err)
+				agenttest.AssertInvariants(t, msgs)
+				require.Len(t, msgs, 4)
+				assert.Equal(t, res[0].Message, msgs[2], "the session keeps what the model saw")
+				// The next planner call sees the timeout result.
+				reqs := script.Requests()
+				require.Len(t, reqs, 2)
+				assert.Equal(t, tc.want, reqs[1].Messages[2].Content)
+			})
+		})
+	}
+}
+
+// TestClaimToolTimeoutInParallelGroup: the same holds for a call of a group
+// of read-only calls run together, and the group's other calls are not
+// affected: each gets its own result, in tool_use order, and the group ends
+// (the next planner call) only when the stubborn call has returned.
+func TestClaimToolTimeoutInParallelGroup(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var returned atomic.Int32
+		script := agenttest.Script(
+			agenttest.CallTools(
+				agenttest.ToolUse("slow", `{"work":"5s"}`),      // Agent.ToolTimeout 2s: timed out
+				agenttest.ToolUse("slow", `{"work":"0s"}`),      // fine
+				agenttest.ToolUse("short", `{"work":"3s"}`),     // its own 500ms: timed out
+				agenttest.ToolUse("long", `{"work":"4s"}`),      // its own 10s: fine
+				agenttest.ToolUse("slow", `{"work":"1500ms"}`)), // under 2s: fine
+			agenttest.Reply("ok"))
+		ag, store := newAgent(script,
+			claimStubbornTool("slow", &returned),
+			claimStubbornTool("short", &returned, agentrt.WithTimeout(500*time.Millisecond)),
+			claimStubbornTool("long", &returned, agentrt.WithTimeout(10*time.Second)))
+		ag.ToolTimeout = 2 * time.Second
+		ag.MaxParallelTools = 5 // the whole group at once
+
+		start := time.Now()
+		var res []agentrt.ToolResult
+		var resultAt []time.Duration
+		for ev, err := range ag.Run(t.Context(), "s1", "go") {
+			require.NoError(t, err)
+			if e, ok := ev.(agentrt.ToolResult); ok {
+				res = append(res, e)
+				resultAt = append(resultAt, time.Since(start))
+			}
+		}
+		script.AssertDone(t)
+		assert.Equal(t, int32(5), returned.Load())
+		require.Len(t, res, 5)
+		type got struct {
+			Content string
+			IsError bool
+			Dur     time.Duration
+		}
+		var gots []got
+		for _, r := range res {
+			gots = append(gots, got{r.Message.Content, r.Message.IsError, r.Duration})
+		}
+		assert.Equal(t, []got{
+			{`tool "slow" timed out after 2s`, true, 5 * time.Second},
+			{"finished slow", false, 0},
+			{`tool "short" timed out after 500ms`, true, 3 * time.Second},
+			{"finished long", false, 4 * time.Second},
+			{"finished slow", false, 1500 * time.Millisecond},
+		}, gots)
+		for i, id := range []string{"call_1", "call_2", "call_3", "call_4", "call_5"} {
+			assert.Equal(t, id, res[i].Message.ToolUseID)
+		}
+		assert.ErrorIs(t, res[0].Err, context.DeadlineExceeded)
+		assert.ErrorIs(t, res[2].Err, context.DeadlineExceeded)
+		// In tool_use order: every result waits for the first call, which
+		// returns after 5s (not at its 2s timeout).
+		for i, at := range resultAt {
+			assert.Equal(t, 5*time.Second, at, "result %d", i)
+		}
+		msgs, err := store.Load(t.Context(), "s1")
+		require.NoError(t, err)
+		agenttest.AssertInvariants(t, msgs)
+		require.Len(t, msgs, 8)
+		for i := range res {
+			assert.Equal(t, res[i].Message, msgs[2+i])
+		}
+	})
+}
