@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
@@ -273,4 +276,40 @@ func TestHTMLHostileText(t *testing.T) {
 			require.Contains(t, page, chinese)
 		}
 	}
+}
+
+// TestTailCommand runs `agentrt tail` and `agentrt tail -f` through the
+// command's entry point: without -f it prints the timeline and exits 0;
+// with -f it prints the same, keeps following, and exits 0 when
+// interrupted.
+func TestTailCommand(t *testing.T) {
+	t.Parallel()
+	dir := recordHostile(t)
+	path := filepath.Join(dir, hostileID)
+	var once, errb strings.Builder
+	require.Equal(t, 0, run(context.Background(), []string{"tail", "-width", "60", "-color", "never", path}, &once, &errb), errb.String())
+	require.Contains(t, once.String(), "■ end:")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		var errf strings.Builder
+		c := run(ctx, []string{"tail", "-f", "-interval", "1ms", "-width", "60", "-color", "never", path}, pw, &errf)
+		pw.Close()
+		code <- c
+	}()
+	var followed strings.Builder
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		followed.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "■ end:") {
+			cancel() // interrupted once the run's end is shown
+			go io.Copy(io.Discard, pr)
+			break
+		}
+	}
+	require.Equal(t, 0, <-code)
+	assert.Equal(t, once.String(), followed.String(), "-f prints the same timeline first")
 }
