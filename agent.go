@@ -92,7 +92,7 @@ type Agent struct {
 	// message and block (it over-estimates more often than not).
 	TokenCounter func([]Message) int
 	// Hooks are called around runs, turns, planner calls and tool calls;
-	// see Hooks. With none, the hook machinery costs nothing.
+	// see Hooks. With none, a Run skips the hook machinery.
 	Hooks []Hooks
 	// NoFinalAnswer turns off the last planner call, asking for an answer
 	// without tools, that a run makes when it reaches MaxTurns or its token
