@@ -113,6 +113,10 @@ type JSONLStore struct {
 	sessions map[string]*jsonlSession
 
 	list listCache
+
+	// fsync forces a session file to stable storage: (*os.File).Sync;
+	// the durability tests count its calls.
+	fsync func(*os.File) error
 }
 
 // jsonlSession is the in-process state of one session. It lives in
@@ -158,7 +162,7 @@ func NewJSONLStore(dir string, opts *JSONLOptions) (*JSONLStore, error) {
 	if err != nil {
 		return nil, wrapf(err, "NewJSONLStore")
 	}
-	s := &JSONLStore{dir: dir, root: root, sessions: map[string]*jsonlSession{}}
+	s := &JSONLStore{dir: dir, root: root, sessions: map[string]*jsonlSession{}, fsync: (*os.File).Sync}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -327,7 +331,7 @@ func (s *JSONLStore) appendLine(ctx context.Context, id string, kind RecordKind,
 	e.nextSeq++
 	switch s.opts.Durability {
 	case SyncEveryAppend:
-		if err := f.Sync(); err != nil {
+		if err := s.fsync(f); err != nil {
 			return wrapf(err, "syncing %s", s.path(id))
 		}
 	case SyncEveryTurn:
@@ -375,7 +379,7 @@ func (s *JSONLStore) flushLocked(e *jsonlSession) error {
 		}
 		defer f.Close()
 	}
-	if err := f.Sync(); err != nil {
+	if err := s.fsync(f); err != nil {
 		return wrapf(err, "syncing %s", s.path(e.id))
 	}
 	e.dirty = false
@@ -438,7 +442,7 @@ func (s *JSONLStore) prepareAppend(f *os.File, id string) (int64, error) {
 	}
 	if s.opts.Durability != SyncNever {
 		// Make the new file itself durable: its data and its directory entry.
-		if err := f.Sync(); err != nil {
+		if err := s.fsync(f); err != nil {
 			return 0, err
 		}
 		if err := s.syncDir(); err != nil {
@@ -862,7 +866,7 @@ func (s *JSONLStore) createFile(id string, write func(io.Writer) error) error {
 	defer s.root.Remove(tmp)
 	err = write(f)
 	if err == nil && s.opts.Durability != SyncNever {
-		err = f.Sync()
+		err = s.fsync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
