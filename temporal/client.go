@@ -446,11 +446,15 @@ func (r *Runtime) queryEvents(ctx context.Context, id string) (converter.Encoded
 }
 
 // transientQueryError reports whether a failed query may succeed when
-// tried again: it timed out, or no worker could answer it yet.
+// tried again: it timed out, no worker could answer it yet, or the worker
+// it reached was stopping (the query comes back cancelled while the
+// caller's ctx is not: queryEvents checks that first).
 func transientQueryError(err error) bool {
 	var dl *serviceerror.DeadlineExceeded
 	var un *serviceerror.Unavailable
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &dl) || errors.As(err, &un)
+	var ca *serviceerror.Canceled
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.As(err, &dl) || errors.As(err, &un) || errors.As(err, &ca)
 }
 
 // poll queries the events once, yields the new ones and asks about new

@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 )
 
 // A run's error on Temporal carries the typed errors an in-process run's
@@ -108,4 +110,26 @@ func TestRunErrorEarlyFailures(t *testing.T) {
 	err := runError(werr)
 	assert.ErrorIs(t, err, agentrt.ErrEmptyInput)
 	assert.Equal(t, werr.Error(), err.Error())
+}
+
+// A query the stopping worker cancelled, one that timed out and one no
+// worker answered yet are tried again (queryEvents); a query of a
+// workflow that does not exist is not.
+func TestTransientQueryError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{context.Canceled, true},
+		{fmt.Errorf("query: %w", context.Canceled), true},
+		{context.DeadlineExceeded, true},
+		{serviceerror.NewCanceled("worker stopping"), true},
+		{serviceerror.NewDeadlineExceeded("no answer"), true},
+		{serviceerror.NewUnavailable("no poller"), true},
+		{serviceerror.NewNotFound("no such workflow"), false},
+		{errors.New("query failed: bad handler"), false},
+	} {
+		assert.Equal(t, tc.want, transientQueryError(tc.err), "%v", tc.err)
+	}
 }
