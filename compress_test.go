@@ -203,3 +203,41 @@ func TestSummarizerResumesFromJSONL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, full, 1+30*2+1+2, "the full history stays on disk")
 }
+
+// TestWindowCutsToThreeQuartersThenAppends shows Window's "cut to three
+// quarters of the budget, and the following turns only append their
+// messages to it until the budget is reached again".
+func TestWindowCutsToThreeQuartersThenAppends(t *testing.T) {
+	t.Parallel()
+	count := func(ms []agentrt.Message) int { return 10 * len(ms) } // 10 tokens a message
+	msgs := []agentrt.Message{agentrt.NewUserMessage("the goal")}
+	for i := range 40 {
+		msgs = append(msgs, agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprint("answer ", i))), agentrt.NewUserMessage(fmt.Sprint("more ", i)))
+	}
+	const budget = 200
+	// The window's own budget: 200, less the first message (10) and the
+	// note added to it (16): 174; three quarters of it: 130, 13 messages.
+	res, err := agentrt.Window{}.Compress(context.Background(), &agentrt.CompressRequest{Messages: msgs, Budget: budget, Count: count})
+	require.NoError(t, err)
+	kept := len(res.Messages) - 1
+	assert.LessOrEqual(t, 10*kept, 130, "cut to three quarters of the budget")
+	assert.GreaterOrEqual(t, 10*kept, 110, "and not much below it")
+	assert.Contains(t, res.Messages[0].Content, "earlier messages of this conversation are not shown")
+	assert.Equal(t, agentrt.RoleAssistant, res.Messages[1].Role)
+
+	// The next turns append to the view until the budget is reached again.
+	view := res
+	for turn := 0; ; turn++ {
+		msgs = append(msgs, agentrt.NewAssistantMessage(agentrt.TextBlock("next")), agentrt.NewUserMessage("again"))
+		next, err := agentrt.Window{}.Compress(context.Background(), &agentrt.CompressRequest{Messages: msgs, Budget: budget, Count: count, State: view.State})
+		require.NoError(t, err)
+		if 10*(len(view.Messages)-1+2) > 174 {
+			assert.Less(t, len(next.Messages), len(view.Messages)+2, "past the budget, the window is cut again")
+			assert.LessOrEqual(t, 10*(len(next.Messages)-1), 130)
+			break
+		}
+		require.Len(t, next.Messages, len(view.Messages)+2, "turn %d appends its two messages", turn)
+		assert.Equal(t, view.Messages, next.Messages[:len(view.Messages)], "what an earlier turn saw is unchanged")
+		view = next
+	}
+}
