@@ -3,6 +3,7 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +80,51 @@ func TestClaimInvalidPatternRemembersNothing(t *testing.T) {
 		}
 		assert.Equal(t, tc.asked, asked, "pattern %s", tc.pattern)
 	}
+}
+
+// failingAfterCancel is a MemoryStore that cannot append the result of
+// call_2 once the run was cancelled: the stop cannot answer that call.
+type failingAfterCancel struct {
+	*agentrt.MemoryStore
+	ctx context.Context
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (s failingAfterCancel) Append(ctx context.Context, id string, m agentrt.Message) error {
+	if s.ctx.Err() != nil && m.ToolUseID == "call_2" {
+		return errDiskFull
+	}
+	return s.MemoryStore.Append(ctx, id, m)
+}
+
+// TestStoreFailureAtACancelledStopIsReported: when a cancelled run's stop
+// cannot store the results of the calls it answers, the run still ends
+// cancelled, and its error wraps both the cancellation and the store's
+// failure, so that the caller learns the session has calls left open
+// (the next run answers them).
+func TestStoreFailureAtACancelledStopIsReported(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	script := agenttest.Script(
+		agenttest.CallTools(agenttest.ToolUse("cancel", `{}`), agenttest.ToolUse("add", `{"a":1,"b":2}`)),
+		agenttest.Reply("never"))
+	mem := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Planner: script, Tools: []agentrt.Tool{claimCanceller(&cancel), addTool()}, MaxParallelTools: 1,
+		Store: failingAfterCancel{MemoryStore: mem, ctx: ctx}}
+	events, err := agenttest.Collect(ag.Run(ctx, "s", "go"))
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	assert.Equal(t, agentrt.StopCancelled, done.Reason)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, errDiskFull, "the store's failure is not dropped")
+
+	// The next run answers the calls left open.
+	next := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("ok")), Store: mem}
+	_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
+	require.NoError(t, err)
+	msgs, err := mem.Load(context.Background(), "s")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
 }

@@ -47,6 +47,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/timeline"
 )
 
 // propScenario is one generated run.
@@ -620,7 +621,36 @@ func propRunOne(sc *propScenario, dir, sid string) (propProblems, func() string,
 	}
 	propCheckFaults(&ps, plan, added, deadline)
 	propResume(&ps, sc, reload, sid, after)
+	store.mu.Lock()
+	recordFailed := store.recordFailed
+	store.mu.Unlock()
+	if sc.store == "jsonl" && !appendFailed && !syncFailed && !recordFailed {
+		// A store that failed a write may leave what verify reports (a
+		// run that ended with calls its failed appends did not answer,
+		// a trace record it dropped): the next run repairs the first, and
+		// the checks above hold either way.
+		propVerifyFile(&ps, dir, sid)
+	}
 	return propTidy(ps, escaped), report, false
+}
+
+// propVerifyFile checks a JSONL session file as `agentrt verify` does
+// (format, seq, invariants, and records that agree with the messages),
+// after the run and its resume: what the runtime wrote passes, whatever
+// the planner and the faults did. A warning (what a crash leaves) is not a
+// problem.
+func propVerifyFile(ps *propProblems, dir, sid string) {
+	findings, err := timeline.Verify(context.Background(), dir, sid, nil)
+	if err != nil {
+		ps.add("verify: the file cannot be verified", "%v", err)
+		return
+	}
+	for _, f := range findings {
+		if !f.Warning {
+			data, _ := os.ReadFile(f.File)
+			ps.add("verify: "+f.Rule, "%s\nthe file:\n%s", f, propCut(string(data), 6000))
+		}
+	}
 }
 
 // propTidy drops the problems that repeat one already found in the stored

@@ -302,12 +302,12 @@ func (r *run) stop(reason StopReason, layer Layer, text string, err error, detai
 func (r *run) stopWith(o outcome) bool {
 	r.ended = true
 	if o.reason != StopPending { // the pending record holds them
-		if aerr := r.answerOpen(r.l.stoppedResult); aerr != nil && o.err == nil {
-			o.reason, o.layer, o.err = StopError, LayerStore, aerr
+		if aerr := r.answerOpen(r.l.stoppedResult); aerr != nil {
+			o.storeFailed(aerr)
 		}
 	}
-	if serr := r.sync(); serr != nil && o.err == nil {
-		o.reason, o.layer, o.err = StopError, LayerStore, serr
+	if serr := r.sync(); serr != nil {
+		o.storeFailed(serr)
 	}
 	done := r.l.done(o)
 	if o.reason == StopPending {
@@ -323,6 +323,19 @@ func (r *run) stopWith(o outcome) bool {
 		r.yield(nil, o.err)
 	}
 	return false
+}
+
+// storeFailed notes a store failure at the run's stop: it makes the stop
+// an error at the store layer, or, when the run already stops with an
+// error (a cancellation, a planner failure), joins it to that error, so
+// that the caller learns that the session may have calls left open (the
+// next run answers them) without losing the first cause.
+func (o *outcome) storeFailed(err error) {
+	if o.err == nil {
+		o.reason, o.layer, o.err = StopError, LayerStore, err
+		return
+	}
+	o.err = errors.Join(o.err, err)
 }
 
 // abandon leaves the session valid when the run is left without reaching
