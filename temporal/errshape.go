@@ -86,22 +86,12 @@ func shapeOf(err error) *errorShape {
 	}
 	var xe *agentrt.PanicError
 	if errors.As(err, &xe) {
-		s.Panic = &panicShape{Value: errorText(xe.Value), Stack: xe.Stack}
+		s.Panic = &panicShape{Value: fmt.Sprint(xe.Value), Stack: xe.Stack}
 	}
 	if s == (errorShape{}) {
 		return nil
 	}
 	return &s
-}
-
-func errorText(v any) string {
-	if err, ok := v.(error); ok {
-		return err.Error()
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return fmt.Sprint(v)
 }
 
 // typed returns the errors s stands for.

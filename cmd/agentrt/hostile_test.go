@@ -105,15 +105,23 @@ func requireTerminalSafe(t *testing.T, out string, color bool) string {
 		out = stripStyles(out)
 	}
 	require.NotContains(t, out, "\x1b", "no escape byte but the printer's own colour codes")
-	require.True(t, utf8.ValidString(out), "valid UTF-8")
-	for i, r := range out {
+	requireNoControls(t, out, "\n", "the terminal")
+	return out
+}
+
+// requireNoControls checks that s is valid UTF-8 with no control
+// character but those in keep: no other C0 control, no DEL, no C1
+// control, no bidi control. where names what s reaches.
+func requireNoControls(t *testing.T, s, keep, where string) {
+	t.Helper()
+	require.True(t, utf8.ValidString(s), "valid UTF-8")
+	for i, r := range s {
 		switch {
-		case r < 0x20 && r != '\n', r == 0x7f, r >= 0x80 && r <= 0x9f,
+		case r < 0x20 && !strings.ContainsRune(keep, r), r == 0x7f, r >= 0x80 && r <= 0x9f,
 			r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			require.Failf(t, "a control character reaches the terminal", "%U at byte %d of:\n%s", r, i, out)
+			require.Failf(t, "a control character reaches "+where, "%U at byte %d of:\n%s", r, i, s)
 		}
 	}
-	return out
 }
 
 // requireWidth checks that every line of out but the first skip lines
@@ -262,14 +270,7 @@ func TestHTMLHostileText(t *testing.T) {
 		var out, errb strings.Builder
 		require.Equal(t, 0, run(context.Background(), []string{"html", filepath.Join(dir, id)}, &out, &errb), errb.String())
 		page := out.String()
-		require.True(t, utf8.ValidString(page), "valid UTF-8")
-		for i, r := range page {
-			switch {
-			case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f,
-				r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-				require.Failf(t, "a control character reaches the page", "%U at byte %d of %s", r, i, id)
-			}
-		}
+		requireNoControls(t, page, "\n\t", "the page of "+id)
 		if id == hostileID {
 			require.Contains(t, page, `会话\u202ehostile`)
 			require.Contains(t, page, `\x1b[2J`)
