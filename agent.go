@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,8 +108,6 @@ type Agent struct {
 type toolEntry struct {
 	tool Tool
 	spec ToolSpec
-	// builtin: Decode is this package's and may run on the run's goroutine.
-	builtin bool
 }
 
 // prepared is what Run derives from the Agent once, at the first Run.
@@ -166,10 +165,11 @@ func (a *Agent) prepare() *prepared {
 	a.once.Do(func() {
 		// Tool.Spec and the Planner's Describe are user code: a panic or
 		// Goexit in them makes the Agent invalid, reported by every Run.
+		// It runs once per Agent, on a goroutine of its own (contain), so
+		// that a Goexit there cannot leave the Agent half prepared.
 		var p *prepared
 		what := "a tool's Spec"
-		done := make(chan struct{})
-		go guard(func() {
+		if perr := contain(func() {
 			if p = a.prepareTools(); p.err == nil {
 				if d, ok := a.Planner.(describer); ok {
 					what = "the Planner's Describe"
@@ -177,13 +177,9 @@ func (a *Agent) prepare() *prepared {
 				}
 				p.prepareTrace()
 			}
-		}, func(perr *PanicError) {
-			if perr != nil {
-				p = &prepared{err: fmt.Errorf("%w: %s panicked: %v", ErrInvalidAgent, what, perr.Value)}
-			}
-			close(done)
-		})
-		<-done
+		}); perr != nil {
+			p = &prepared{err: fmt.Errorf("%w: %s panicked: %v", ErrInvalidAgent, what, perr.Value)}
+		}
 		a.prep = p
 	})
 	return a.prep
@@ -217,9 +213,7 @@ func (a *Agent) prepareTools() *prepared {
 		if _, dup := p.tools[s.Name]; dup {
 			return &prepared{err: fmt.Errorf("%w: two tools are named %q", ErrInvalidAgent, s.Name)}
 		}
-		bd, builtin := t.(builtinDecoder)
-		builtin = builtin && bd.builtinDecode()
-		p.tools[s.Name] = &toolEntry{tool: t, spec: s, builtin: builtin}
+		p.tools[s.Name] = &toolEntry{tool: t, spec: s}
 		p.specs = append(p.specs, s)
 		names = append(names, strconv.Quote(s.Name))
 	}
@@ -269,4 +263,18 @@ func (a *Agent) prepareTools() *prepared {
 // unlocked; nothing more is yielded.
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
 	return a.run(ctx, sessionID, input, runOptions{})
+}
+
+// isNil reports whether p is nil or a nil pointer (or map, func, chan)
+// in an interface: a Planner that would panic on its first call.
+func isNil(p Planner) bool {
+	if p == nil {
+		return true
+	}
+	v := reflect.ValueOf(p)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }

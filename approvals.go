@@ -172,12 +172,8 @@ func (r *run) canDefer() bool {
 
 // askRemembered gives req the session's remembered decision for c, if
 // any, and applies it to a decision the checker deferred. Rules are looked
-// up for a write tool, or once the checker defers a call; built-in
-// policies never ask.
+// up for a write tool, or once the checker defers a call.
 func (r *run) askRemembered(c *call, req *ToolInvocation, check func() Decision) Decision {
-	if _, ok := r.permission.(builtinChecker); ok {
-		return check()
-	}
 	if !c.entry.spec.ReadOnly || r.appr.loaded {
 		req.Remembered = r.remembered(c)
 	}
@@ -254,17 +250,17 @@ func (r *run) deferCall(c *call, d Decision, in any) bool {
 			c.decide(fmt.Sprintf("permission denied: tool %q needs a person's decision, and this runtime cannot ask one", c.use.Name), nil)
 			return false
 		}
-		r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 		c.input = in
 		return true
 	}
 	if !r.canDefer() {
 		d = Decision{Reason: fmt.Sprintf("permission denied: tool %q needs a person's decision, and this session's store cannot keep a pending call", c.use.Name), Source: "policy"}
-		r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 		c.decide(d.Reason, nil)
 		return false
 	}
-	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+	r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	c.pending, c.input = true, in
 	r.appr.deferring, r.appr.dirty = true, true
 	return false
@@ -280,12 +276,10 @@ func (r *run) checkHeld(c *call) bool {
 	}
 	d := *c.held
 	c.held, c.pending = nil, false
-	e := c.entry
-	c.stage = stageDecode
-	in, err := e.tool.Decode(c.use.Input)
+	in, err := r.decode(c, c.use.Input)
 	if d.Allow && d.Input != nil {
 		if raw, ok := rawJSON(d.Input); ok {
-			in, err = e.tool.Decode(raw)
+			in, err = r.decode(c, raw)
 		} else {
 			in, err = d.Input, nil
 		}
@@ -294,7 +288,7 @@ func (r *run) checkHeld(c *call) bool {
 		d = Decision{Reason: fmt.Sprintf("tool %q: the input to run with is invalid: %v", c.use.Name, err), Source: d.Source}
 	}
 	c.stage = stageCheck
-	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+	r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source,
 		Input: encodeInput(d.Input), Always: d.Always, AnyTool: d.AnyTool, Pattern: d.Pattern}
 	// Recorded and synced before the tool runs: after a crash, the call is
@@ -348,10 +342,7 @@ func (r *run) holdRest(calls []call) bool {
 		case c.note != "":
 			c.held = &Decision{Reason: c.note, Source: "policy"}
 		default:
-			r.cur = c
-			if perr := r.doFunc(func() { r.holdCheck(c) }); perr != nil {
-				c.held = &Decision{Reason: fmt.Sprintf("permission denied: the permission check of tool %q panicked", c.use.Name), Source: "error"}
-			}
+			r.holdCheck(c)
 		}
 	}
 	return r.stopPending(open)
@@ -359,23 +350,25 @@ func (r *run) holdRest(calls []call) bool {
 
 // holdCheck decides c without running it, for holdRest.
 func (r *run) holdCheck(c *call) {
-	c.stage = stageDecode
-	in, err := c.entry.tool.Decode(c.use.Input)
+	in, err := r.decode(c, c.use.Input)
 	if err != nil {
 		c.held = &Decision{Reason: fmt.Sprintf("tool %q: %v", c.use.Name, err), Source: "policy"}
 		return
 	}
-	c.stage = stageCheck
-	d, in := r.askPermission(c, in)
+	d, in, perr := r.askPermission(c, in)
+	if perr != nil {
+		c.held = &Decision{Reason: fmt.Sprintf("permission denied: the permission check of tool %q panicked", c.use.Name), Source: "error"}
+		return
+	}
 	if d.Pending && r.canDefer() {
-		r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 		c.pending, c.input = true, in
 		return
 	}
 	if d.Pending {
 		d = Decision{Reason: fmt.Sprintf("permission denied: tool %q needs a person's decision, and this session's store cannot keep a pending call", c.use.Name), Source: "policy"}
 	}
-	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+	r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	if !d.Allow && d.Reason == "" {
 		d.Reason = fmt.Sprintf("permission denied for tool %q", c.use.Name)
 	}

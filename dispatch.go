@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/agentrt/agentrt/internal/textcut"
@@ -44,16 +43,17 @@ func (r *run) runTools() bool {
 		}
 		j := r.l.batch(i)
 		if j == i+1 {
+			// A call that runs alone: decided and executed here.
 			c := &calls[i]
 			r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: c.entry != nil && c.entry.spec.ReadOnly})
-			if c.note == "" {
-				r.runOne(c)
+			if c.note == "" && r.decide(c) {
+				r.execute(c)
 			}
 			if r.appr.deferring {
 				return r.holdRest(calls)
 			}
-			if !r.finishCall(c) {
-				return false
+			if err := r.settle(c); err != nil {
+				return r.stop(StopError, LayerStore, "", err)
 			}
 			i = j
 			continue
@@ -72,7 +72,9 @@ func (r *run) runTools() bool {
 	return true
 }
 
-// contained gives c the result of a panic or Goexit in its stage.
+// contained gives c the result of a panic or Goexit that ended the
+// goroutine the runtime started for it (a parallel group's, a durable
+// step's), in the stage it was in.
 func (r *run) contained(c *call, perr *PanicError) {
 	name := c.use.Name
 	switch c.stage {
@@ -93,23 +95,6 @@ func (r *run) contained(c *call, perr *PanicError) {
 		// The result stands; the hook's failure is reported.
 		c.herrs = append(c.herrs, &hookError{Stage: "AfterTool", Index: -1, Err: perr})
 	}
-}
-
-// runOne decides and runs a call that runs alone: on the worker, or, when
-// its decoder and checker are this package's and no hook runs, decided
-// here with only its Execute on the worker.
-func (r *run) runOne(c *call) {
-	r.cur = c
-	if r.decideHere(c) {
-		if r.decideInline(c) {
-			r.executeHere(c)
-		}
-		return
-	}
-	if perr := r.do(jobCall); perr != nil {
-		r.contained(c, perr)
-	}
-	r.afterGoexit(c)
 }
 
 // runParallel decides a group of read-only calls in order, runs the
@@ -133,13 +118,7 @@ func (r *run) decideGroup(group []call) []call {
 		c := &group[k]
 		r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: true})
 		if !r.stopped && r.ctx.Err() == nil {
-			r.cur = c
-			if r.decideHere(c) {
-				c.skip = !r.decideInline(c)
-			} else if perr := r.do(jobDecide); perr != nil {
-				r.contained(c, perr)
-				c.skip = true
-			}
+			c.skip = c.note != "" || !r.decide(c)
 		} else {
 			c.decide(notRunText(c.use), r.ctx.Err())
 			c.skip = true
@@ -231,31 +210,32 @@ type groupMsg struct {
 
 // decide looks the call's input over and asks whether it may run: check,
 // then the BeforeTool hooks. A call that may not gets its (error) result;
-// decide reports whether it may run. It runs on the worker.
+// decide reports whether it may run.
 func (r *run) decide(c *call) bool {
 	return r.check(c) && (len(r.p.hooks) == 0 || r.beforeToolHooks(c))
 }
 
 // check decodes the call's input and asks the permission checker whether
 // it may run; c.input is then the input the tool gets, and c.rewrite the
-// checker's replacement, if any. It runs on the worker.
+// checker's replacement, if any.
 func (r *run) check(c *call) bool {
 	if c.held != nil || c.pending {
 		return r.checkHeld(c)
 	}
-	e := c.entry
-	c.stage = stageDecode
-	in, err := e.tool.Decode(c.use.Input)
+	in, err := r.decode(c, c.use.Input)
 	if err != nil {
 		c.decide(fmt.Sprintf("tool %q: %v", c.use.Name, err), err)
 		return false
 	}
-	c.stage = stageCheck
-	d, in := r.askPermission(c, in)
+	d, in, perr := r.askPermission(c, in)
+	if perr != nil {
+		r.checkerPanicked(c, perr)
+		return false
+	}
 	if d.Pending {
 		return r.deferCall(c, d, in)
 	}
-	r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+	r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	if !r.audit(c, d) {
 		return false
 	}
@@ -272,39 +252,68 @@ func (r *run) check(c *call) bool {
 	return true
 }
 
+// decode decodes raw as the input of c's tool. A panic of the decoder
+// comes back as an error saying so.
+func (r *run) decode(c *call, raw json.RawMessage) (in any, err error) {
+	c.stage = stageDecode
+	if perr := protect(nil, func() { in, err = c.entry.tool.Decode(raw) }); perr != nil {
+		return nil, decoderPanic{perr}
+	}
+	return in, err
+}
+
+// decoderPanic is the error of a decoder that panicked.
+type decoderPanic struct{ p *PanicError }
+
+func (e decoderPanic) Error() string {
+	return fmt.Sprintf("the input could not be decoded: the decoder panicked: %v", e.p.Value)
+}
+func (e decoderPanic) Unwrap() error { return e.p }
+
 // askPermission asks the permission checker about the call with its
 // decoded input in; it returns the decision and the input the tool would
-// get (the checker's rewrite, decoded, if it made one).
-func (r *run) askPermission(c *call, in any) (Decision, any) {
-	e := c.entry
-	req := r.newPermissionRequest()
-	*req = ToolInvocation{
+// get (the checker's rewrite, decoded, if it made one), or the checker's
+// panic.
+func (r *run) askPermission(c *call, in any) (Decision, any, *PanicError) {
+	c.stage = stageCheck
+	req := &ToolInvocation{
 		SessionID: r.sessionID,
 		ToolUseID: c.use.ID,
-		Tool:      e.spec,
+		Tool:      c.entry.spec,
 		Input:     in,
 		RawInput:  c.use.Input,
 	}
-	d := r.askRemembered(c, req, func() Decision {
-		d, err := r.permission.Check(r.ctx, req)
+	var perr *PanicError
+	d := r.askRemembered(c, req, func() (d Decision) {
+		var err error
+		if perr = protect(nil, func() { d, err = r.permission.Check(r.ctx, req) }); perr != nil {
+			return Decision{}
+		}
 		if err != nil {
 			d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
 		}
 		return d
 	})
-	var err error
+	if perr != nil {
+		return Decision{}, nil, perr
+	}
 	if d.Allow && d.Input != nil {
-		c.stage = stageDecode
 		if raw, ok := rawJSON(d.Input); ok {
-			in, err = e.tool.Decode(raw)
-			if err != nil {
+			var err error
+			if in, err = r.decode(c, raw); err != nil {
 				d = Decision{Reason: fmt.Sprintf("the permission checker rewrote the input, and the new input is invalid: %v", err), Source: d.Source}
 			}
 		} else {
 			in = d.Input
 		}
 	}
-	return d, in
+	return d, in, nil
+}
+
+// checkerPanicked denies c because the permission checker panicked.
+func (r *run) checkerPanicked(c *call, perr *PanicError) {
+	c.decide(fmt.Sprintf("permission denied: the permission check of tool %q panicked", c.use.Name), perr)
+	r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: Decision{Reason: "the permission checker panicked", Source: "error"}})
 }
 
 // audit records the permission decision d about the call in the audit
@@ -331,19 +340,18 @@ func (r *run) audit(c *call, d Decision) bool {
 }
 
 // beforeToolHooks runs the BeforeTool hooks of an allowed call, which may
-// block it or replace c.input; it reports whether the call may run. It runs
-// on the worker.
+// block it or replace c.input; it reports whether the call may run.
 func (r *run) beforeToolHooks(c *call) bool {
 	e := c.entry
 	c.stage = stageBeforeTool
 	inv := &ToolInvocation{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: e.spec, Input: c.input, RawInput: c.use.Input}
 	ctx, reason, herr := r.beforeTool(r.turnCtx, inv)
 	if herr != nil {
-		r.send(hookFailedEvent(r.l.turn, herr))
+		r.emit(hookFailedEvent(r.l.turn, herr))
 	}
 	if reason != "" {
 		d := Decision{Reason: reason, Source: "hook"}
-		r.send(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
+		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 		if err := r.record(RecordPermission, permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Reason: reason, Source: "hook"}); err != nil {
 			reason = "permission denied: the decision could not be recorded"
 		}
@@ -368,14 +376,22 @@ func rawJSON(v any) ([]byte, bool) {
 }
 
 // execute runs one allowed call with its timeout, turning an error, a
-// timeout or a cancellation into an is_error result. It runs on the worker
-// or on a goroutine of its own; a panic is handled by the caller.
+// panic, a timeout or a cancellation into an is_error result, then runs
+// the AfterTool hooks. It runs on the run's goroutine, or on a goroutine
+// of its own in a parallel group.
 func (r *run) execute(c *call) {
 	x, ok := r.executeStart(c)
 	if !ok {
 		return
 	}
-	out, parts, perr, err := callTool(x.ctx, c)
+	left := &r.left // the run's goroutine may yield from inside Execute
+	if c.group != nil {
+		left = nil
+	}
+	var out string
+	var parts []Block
+	var err error
+	perr := protect(left, func() { out, parts, err = executeTool(x.ctx, c.entry.tool, c.input) })
 	r.executeEnd(c, &x, out, parts, perr, err)
 }
 
@@ -450,46 +466,6 @@ func (r *run) executeEnd(c *call, x *execution, out string, parts []Block, perr 
 	}
 }
 
-// executeHere runs a call decided here (decideHere: no hook, so no user
-// code but Execute itself): its context, result and timing are made on the
-// run's goroutine, and only Execute runs on the worker, whose stack then
-// stays small enough not to grow (a growth costs more than the rest of a
-// switch).
-func (r *run) executeHere(c *call) {
-	x, ok := r.executeStart(c)
-	if !ok {
-		return
-	}
-	r.tool = toolJob{ctx: x.ctx}
-	perr := r.do(jobTool)
-	t := r.tool
-	r.tool = toolJob{}
-	if perr != nil { // a Goexit; a panic is in t.perr
-		t.perr = perr
-	}
-	r.executeEnd(c, &x, t.out, t.parts, t.perr, t.err)
-}
-
-// toolJob is jobTool's context and what Execute returned.
-type toolJob struct {
-	ctx   context.Context
-	out   string
-	parts []Block
-	perr  *PanicError
-	err   error
-}
-
-// callTool calls the tool's Execute, recovering a panic.
-func callTool(ctx context.Context, c *call) (out string, parts []Block, perr *PanicError, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			perr = &PanicError{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	out, parts, err = executeTool(ctx, c.entry.tool, c.input)
-	return out, parts, nil, err
-}
-
 // afterToolHooks lets the AfterTool hooks see and change c's result.
 func (r *run) afterToolHooks(ctx context.Context, c *call) {
 	c.stage = stageAfterTool
@@ -498,8 +474,8 @@ func (r *run) afterToolHooks(ctx context.Context, c *call) {
 	c.result.Content, c.result.IsError, c.result.Blocks = out.Content, out.IsError, out.Blocks
 }
 
-// afterGoexit runs the AfterTool hooks of a call whose tool ended its
-// goroutine with runtime.Goexit, on the worker.
+// afterGoexit runs the AfterTool hooks of a call whose tool ended the
+// goroutine the runtime started for it with runtime.Goexit.
 func (r *run) afterGoexit(c *call) {
 	if !c.needAfter {
 		return
@@ -509,19 +485,7 @@ func (r *run) afterGoexit(c *call) {
 	if c.ctx != nil {
 		ctx = c.ctx
 	}
-	if perr := r.doFunc(func() { r.afterToolHooks(ctx, c) }); perr != nil {
-		c.herrs = append(c.herrs, &hookError{Stage: "AfterTool", Index: -1, Err: perr})
-	}
-}
-
-// finishCall settles, appends and emits a call's result. It returns false
-// when the run has stopped (store failure); a stopped consumer does not
-// end the appending of results.
-func (r *run) finishCall(c *call) bool {
-	if err := r.settle(c); err != nil {
-		return r.stop(StopError, LayerStore, "", err)
-	}
-	return true
+	r.afterToolHooks(ctx, c)
 }
 
 // settle gives c its final result, appends it and emits it.

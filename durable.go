@@ -67,7 +67,7 @@ type durableLoop struct {
 // when non-nil, replaces Agent.Permission in Decide and for the sub-agents
 // an AgentTool runs in Execute. It fails like Run for an invalid Agent.
 func newDurableLoop(a *Agent, sessionID string, permission PermissionChecker) (*durableLoop, error) {
-	if a.Planner == nil {
+	if isNil(a.Planner) {
 		return nil, ErrNoPlanner
 	}
 	p := a.prepare()
@@ -107,7 +107,7 @@ func (d *durableLoop) Begin(history []Message, input string) ([]Message, error) 
 // Compressor runs in Plan), the tools, and, for the final answer after a
 // limit, no tools and the instruction to answer now. Its Messages must not
 // be modified.
-func (d *durableLoop) Request() *ModelRequest { return d.l.request(new(ModelRequest)) }
+func (d *durableLoop) Request() *ModelRequest { return d.l.request() }
 
 // Accept takes the planner's response and returns the assistant message to
 // store (every tool_use with an id unique in the session and a valid JSON
@@ -222,9 +222,12 @@ type planOutcome = durable.PlanOutcome[*ModelResponse, *Compaction, Layer]
 // deterministic.
 func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compaction, force bool, attempt int, emit func(Event)) planOutcome {
 	r := d.runner(ctx, req.Turn, emit)
-	defer r.stopWorker()
 	r.compact = prev
-	view, err := r.compress(req.Messages, force)
+	var view []Message
+	var err error
+	if perr := contain(func() { view, err = r.compress(req.Messages, force) }); perr != nil {
+		err = wrapf(perr, "compress")
+	}
 	if err != nil {
 		return planOutcome{Err: err, Layer: LayerPlanner}
 	}
@@ -235,9 +238,22 @@ func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compact
 	q := *req
 	q.Messages = view
 	if q.OnText == nil && emit != nil {
-		q.OnText = func(delta string) { r.send(TextDelta{Turn: req.Turn, Text: delta}) }
+		q.OnText = func(delta string) { r.emit(TextDelta{Turn: req.Turn, Text: delta}) }
 	}
-	resp, layer, planErr, fatal, _ := r.planAttempt(&q)
+	var resp *ModelResponse
+	var layer Layer
+	var planErr, fatal error
+	if perr := contain(func() { resp, layer, planErr, fatal, _ = r.planAttempt(&q) }); perr != nil {
+		// A Goexit: a panic was recovered where it happened.
+		switch r.planStage {
+		case "Plan":
+			resp, planErr = nil, perr
+		case "AfterPlan":
+			r.emit(hookFailedEvent(req.Turn, &hookError{Stage: r.planStage, Index: -1, Err: perr}))
+		default:
+			fatal, layer = fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, &hookError{Stage: r.planStage, Index: -1, Err: perr}), LayerHook
+		}
+	}
 	switch {
 	case fatal != nil:
 		out.Err, out.Layer = fatal, layer
@@ -271,9 +287,8 @@ func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func
 		return nil, out
 	}
 	r := d.runner(ctx, turn, emit)
-	defer r.stopWorker()
 	allowed := false
-	if perr := r.doFunc(func() { allowed = r.check(c) }); perr != nil {
+	if perr := contain(func() { allowed = r.check(c) }); perr != nil {
 		r.contained(c, perr)
 	}
 	if !allowed {
@@ -304,10 +319,8 @@ func (d *durableLoop) Execute(ctx context.Context, turn int, use Block, input js
 		return *denied, false
 	}
 	r := d.runner(ctx, turn, emit)
-	defer r.stopWorker()
-	perr := r.doFunc(func() {
-		c.stage = stageDecode
-		in, err := c.entry.tool.Decode(input)
+	perr := contain(func() {
+		in, err := r.decode(c, input)
 		if err != nil {
 			c.decide(fmt.Sprintf("tool %q: %v", use.Name, err), err)
 			return
@@ -342,7 +355,7 @@ func (d *durableLoop) lookup(use Block) (*call, *ToolOutcome) {
 }
 
 // runner returns an in-process run that performs one step of a durable
-// run: its callbacks run on its worker, its events go to emit, and it has
+// run: its callbacks run on a goroutine of the step's own (contain), its events go to emit, and it has
 // no store.
 func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *run {
 	r := &run{
@@ -350,6 +363,7 @@ func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *r
 		p:          d.p,
 		permission: d.permission,
 		ctx:        ctx,
+		cancel:     func(error) {},
 		turnCtx:    ctx,
 		sessionID:  d.l.sessionID,
 		yield: func(ev Event, _ error) bool {
@@ -358,9 +372,10 @@ func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *r
 			}
 			return true
 		},
-		sctx: context.WithoutCancel(ctx),
+		sctx:    context.WithoutCancel(ctx),
+		durable: true,
+		l:       &loop{},
 	}
-	r.l = &r.loop
 	r.l.init(d.p, d.l.sessionID, nil)
 	r.l.turn = turn
 	r.appr.loaded = true     // the durable runtime keeps remembered decisions

@@ -15,8 +15,12 @@ var (
 	// an Agent it cannot run: no Planner, a nil tool, two tools with one
 	// name, an invalid tool name, or a Tool.Spec that panics.
 	ErrInvalidAgent = errors.New("agentrt: invalid agent")
-	// ErrNoPlanner is the ErrInvalidAgent of an Agent without a Planner.
+	// ErrNoPlanner is the ErrInvalidAgent of an Agent without a Planner
+	// (nil, or a typed nil pointer).
 	ErrNoPlanner = fmt.Errorf("%w: no planner", ErrInvalidAgent)
+	// ErrRunReused is yielded, alone, by a second range over the iterator
+	// of one Run (or Resume): like sql.Rows, it runs once.
+	ErrRunReused = errors.New("agentrt: the iterator of a Run was ranged over twice; call Run again for another run")
 	// ErrMaxTurns is what [Done.Err] returns when a run stopped at MaxTurns.
 	ErrMaxTurns = errors.New("agentrt: max turns reached")
 	// ErrLoopDetected is what [Done.Err] returns for StopLoopDetected.
@@ -158,15 +162,13 @@ func (e *ToolError) Error() string {
 func (e *ToolError) Unwrap() error { return e.Err }
 
 // PanicError is a user callback's recovered panic (a tool, a decoder, a
-// permission checker, a hook, a planner), with the stack trace. A callback
-// that called runtime.Goexit (t.FailNow in a test) gives one too, with
-// Value "runtime.Goexit called". The model sees only "tool "x" panicked:
-// value"; the stack stays with the caller.
+// permission checker, a hook, a planner), with the stack trace. A
+// runtime.Goexit on a goroutine the runtime started (a parallel tool call,
+// a durable step) gives one too, with Value "runtime.Goexit called". The
+// model sees only "tool "x" panicked: value"; the stack stays with the caller.
 type PanicError struct {
 	Value any
 	Stack []byte
-
-	goexit bool
 }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 )
 
@@ -146,98 +145,82 @@ func hookFailedEvent(turn int, err *hookError) HookFailed {
 	return HookFailed{Turn: turn, Stage: err.Stage, Index: err.Index, Err: err.Err}
 }
 
-// callHook runs f, turning a panic into an error.
-func callHook(stage string, i int, f func() error) (err *hookError) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &hookError{Stage: stage, Index: i, Err: &PanicError{Value: v, Stack: debug.Stack()}}
-		}
-	}()
-	if e := f(); e != nil {
-		return &hookError{Stage: stage, Index: i, Err: e}
+// callHook runs f, turning a panic into an error. A hook yields no event,
+// so a panic in it is always its own.
+func callHook(stage string, i int, f func() error) *hookError {
+	var err error
+	if perr := protect(nil, func() { err = f() }); perr != nil {
+		err = perr
+	}
+	if err != nil {
+		return &hookError{Stage: stage, Index: i, Err: err}
 	}
 	return nil
 }
 
-// runHooks runs f, which calls hooks, on the worker: a hook that calls
-// runtime.Goexit is reported like one that panicked.
-func (r *run) runHooks(stage string, f func()) {
-	if perr := r.doFunc(f); perr != nil {
-		r.emit(hookFailedEvent(r.l.turn, &hookError{Stage: stage, Index: -1, Err: perr}))
+// hookFailed reports a hook's failure.
+func (r *run) hookFailed(err *hookError) { r.emit(hookFailedEvent(r.l.turn, err)) }
+
+func (r *run) runStartHooks() {
+	for i, h := range r.p.hooks {
+		if h.OnRunStart == nil {
+			continue
+		}
+		ctx := r.ctx
+		if err := callHook("OnRunStart", i, func() error {
+			if c := h.OnRunStart(ctx, r.info); c != nil {
+				ctx = c
+			}
+			return nil
+		}); err != nil {
+			r.hookFailed(err)
+			continue
+		}
+		r.ctx = ctx
 	}
 }
 
-// hookFailed reports a contained failure from the worker.
-func (r *run) hookFailed(err *hookError) { r.send(hookFailedEvent(r.l.turn, err)) }
-
-func (r *run) runStartHooks() {
-	r.runHooks("OnRunStart", func() {
-		for i, h := range r.p.hooks {
-			if h.OnRunStart == nil {
-				continue
-			}
-			ctx := r.ctx
-			if err := callHook("OnRunStart", i, func() error {
-				if c := h.OnRunStart(ctx, r.info); c != nil {
-					ctx = c
-				}
-				return nil
-			}); err != nil {
-				r.hookFailed(err)
-				continue
-			}
-			r.ctx = ctx
-		}
-	})
-}
-
 func (r *run) runEndHooks(done Done, runErr error) {
-	r.runHooks("OnRunEnd", func() {
-		for i := len(r.p.hooks) - 1; i >= 0; i-- {
-			h := r.p.hooks[i]
-			if h.OnRunEnd == nil {
-				continue
-			}
-			if err := callHook("OnRunEnd", i, func() error { h.OnRunEnd(r.ctx, r.info, done, runErr); return nil }); err != nil {
-				r.hookFailed(err)
-			}
+	for i := len(r.p.hooks) - 1; i >= 0; i-- {
+		h := r.p.hooks[i]
+		if h.OnRunEnd == nil {
+			continue
 		}
-	})
+		if err := callHook("OnRunEnd", i, func() error { h.OnRunEnd(r.ctx, r.info, done, runErr); return nil }); err != nil {
+			r.hookFailed(err)
+		}
+	}
 }
 
 // turnStartHooks returns the turn's context.
 func (r *run) turnStartHooks() context.Context {
 	ctx := r.ctx
-	r.runHooks("OnTurnStart", func() {
-		for i, h := range r.p.hooks {
-			if h.OnTurnStart == nil {
-				continue
-			}
-			if err := callHook("OnTurnStart", i, func() error {
-				if c := h.OnTurnStart(ctx, r.info, r.l.turn); c != nil {
-					ctx = c
-				}
-				return nil
-			}); err != nil {
-				r.hookFailed(err)
-			}
+	for i, h := range r.p.hooks {
+		if h.OnTurnStart == nil {
+			continue
 		}
-	})
+		if err := callHook("OnTurnStart", i, func() error {
+			if c := h.OnTurnStart(ctx, r.info, r.l.turn); c != nil {
+				ctx = c
+			}
+			return nil
+		}); err != nil {
+			r.hookFailed(err)
+		}
+	}
 	return ctx
 }
 
 func (r *run) turnEndHooks(ctx context.Context) {
-	r.runHooks("OnTurnEnd", func() {
-		for i := len(r.p.hooks) - 1; i >= 0; i-- {
-			h := r.p.hooks[i]
-			if h.OnTurnEnd == nil {
-				continue
-			}
-			if err := callHook("OnTurnEnd", i, func() error { h.OnTurnEnd(ctx, r.info, r.l.turn); return nil }); err != nil {
-				r.hookFailed(err)
-			}
+	for i := len(r.p.hooks) - 1; i >= 0; i-- {
+		h := r.p.hooks[i]
+		if h.OnTurnEnd == nil {
+			continue
 		}
-	})
+		if err := callHook("OnTurnEnd", i, func() error { h.OnTurnEnd(ctx, r.info, r.l.turn); return nil }); err != nil {
+			r.hookFailed(err)
+		}
+	}
 }
 
 // beforePlan runs the BeforePlan hooks; an error ends the run, after the

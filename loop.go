@@ -37,9 +37,8 @@ type loop struct {
 	outputTry int // corrective re-asks made for the output check
 	limit     *limitStop
 
-	calls   []call // the tool_uses of the current assistant message
-	callBuf [1]call
-	parts   []Block // the parts of the user's input after its text
+	calls []call  // the tool_uses of the current assistant message
+	parts []Block // the parts of the user's input after its text
 }
 
 // limitStop is a limit the run has reached; the next planner call is the
@@ -51,8 +50,6 @@ type limitStop struct {
 
 func (l *loop) init(p *prepared, sessionID string, output *outputSpec) {
 	l.p, l.sessionID, l.output = p, sessionID, output
-	l.calls = l.callBuf[:0]
-	l.ids.list = l.ids.buf[:0]
 }
 
 // begin takes the stored session and returns the messages to append
@@ -81,11 +78,11 @@ func (l *loop) begin(stored []Message, input string) (repairs []Message, user Me
 // add records a message that is now in the session.
 func (l *loop) add(m Message) { l.history = append(l.history, m) }
 
-// request fills req, a fresh request, for the next planner call, and
-// returns it. The caller owns it.
-func (l *loop) request(req *ModelRequest) *ModelRequest {
+// request returns a new request for the next planner call. The caller
+// owns it.
+func (l *loop) request() *ModelRequest {
 	n := len(l.history)
-	*req = ModelRequest{
+	req := &ModelRequest{
 		SessionID: l.sessionID,
 		Turn:      l.turn,
 		System:    l.p.instructions,
@@ -450,7 +447,7 @@ type call struct {
 	pending   bool          // waits for a person's decision (Decision.Pending)
 	held      *Decision     // the decision it runs with once its turn comes
 	group     chan groupMsg // set while it runs in a parallel group
-	needAfter bool          // AfterTool hooks are due after a Goexit
+	needAfter bool          // AfterTool hooks are due after a contained Goexit
 }
 
 // decide gives c an error result without running it.
@@ -472,7 +469,6 @@ func (c *call) parallel(maxPar int) bool {
 type idSet struct {
 	list []string
 	set  map[string]struct{}
-	buf  [4]string
 }
 
 const idSetSmall = 32

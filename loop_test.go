@@ -110,7 +110,7 @@ func TestRunResultTooLongForTheStoreBecomesAnErrorResult(t *testing.T) {
 	assert.ErrorIs(t, res[0].Err, agentrt.ErrLineTooLong)
 }
 
-// panicky is a tool whose Decode or Execute panics or calls Goexit.
+// panicky is a tool whose Decode or Execute panics (or calls Goexit).
 type panicky struct {
 	name   string
 	decode func()
@@ -135,7 +135,9 @@ func (p *panicky) Execute(context.Context, any) (string, error) {
 	return "ran", nil
 }
 
-func TestRunContainsPanicsAndGoexit(t *testing.T) {
+// A panic in Decode or Execute is the call's is_error result, whether the
+// call runs alone or in a parallel group (Goexit: see callback_test.go).
+func TestRunContainsPanics(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -143,9 +145,7 @@ func TestRunContainsPanicsAndGoexit(t *testing.T) {
 		want string
 	}{
 		{"decode panic", &panicky{name: "t", decode: func() { panic("bad decoder") }}, "decoder panicked"},
-		{"decode goexit", &panicky{name: "t", decode: runtime.Goexit}, "decoder panicked"},
 		{"execute panic", &panicky{name: "t", exec: func() { panic("boom") }}, "panicked: boom"},
-		{"execute goexit", &panicky{name: "t", exec: runtime.Goexit}, "runtime.Goexit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,9 +188,9 @@ func TestRunCheckerPanicIsADenial(t *testing.T) {
 	assert.Contains(t, r.Content, "permission denied")
 }
 
-func TestRunPlannerGoexitEndsTheRunWithAPanicError(t *testing.T) {
+func TestRunPlannerPanicEndsTheRunWithAPanicError(t *testing.T) {
 	t.Parallel()
-	for _, f := range []func(){runtime.Goexit, func() { panic("planner bug") }} {
+	for _, f := range []func(){func() { panic("planner bug") }} {
 		calls := 0
 		planner := agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			calls++
@@ -494,12 +494,12 @@ func (viewCompressor) Compress(_ context.Context, req *agentrt.CompressRequest) 
 	return &agentrt.CompressResult{Messages: []agentrt.Message{req.Messages[len(req.Messages)-1]}}, nil
 }
 
-// A TokenCounter that panics or calls runtime.Goexit when the trace counts
-// the Compressor's view does not escape Run: the run stops with a
-// *PanicError at the planner layer and the session stays valid.
+// A TokenCounter that panics when the trace counts the Compressor's view
+// does not escape Run: the run stops with a *PanicError at the planner
+// layer and the session stays valid.
 func TestRunTokenCounterPanicIsContained(t *testing.T) {
 	t.Parallel()
-	for _, f := range []func(){runtime.Goexit, func() { panic("counter bug") }} {
+	for _, f := range []func(){func() { panic("counter bug") }} {
 		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("x")), Store: store, Compressor: viewCompressor{},
 			TokenCounter: func([]agentrt.Message) int { f(); return 0 }}
@@ -586,7 +586,7 @@ func TestRunPlannerFailureBeforeCancelIsAnError(t *testing.T) {
 // property test saw the time budget's stop reported as one.)
 func TestRunPlannerPanicAfterCancelIsTheCancellation(t *testing.T) {
 	t.Parallel()
-	for _, fault := range []string{"panic", "goexit"} {
+	for _, fault := range []string{"panic"} {
 		for _, stop := range []string{"cancel", "budget"} {
 			name := fault + " after " + stop
 			ctx, cancel := context.WithCancel(context.Background())
@@ -595,11 +595,7 @@ func TestRunPlannerPanicAfterCancelIsTheCancellation(t *testing.T) {
 					cancel()
 				}
 				<-pctx.Done()
-				if fault == "panic" {
-					panic("planner broke on the way out")
-				}
-				runtime.Goexit()
-				return nil, nil
+				panic("planner broke on the way out " + fault)
 			})
 			ag := &agentrt.Agent{Planner: planner, Store: &agentrt.MemoryStore{}}
 			if stop == "budget" {
@@ -645,12 +641,12 @@ func (*exitingField) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// An input type whose UnmarshalJSON calls runtime.Goexit or panics is user
-// code: it runs contained, the call is answered, and the goroutine ranging
-// over Run carries on.
+// An input type whose UnmarshalJSON panics is user code: the panic is
+// recovered, the call is answered, and the goroutine ranging over Run
+// carries on.
 func TestRunUserUnmarshalerIsContained(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"goexit", "panic"} {
+	for _, mode := range []string{"panic"} {
 		tool := agentrt.NewTool("decode", "Decodes.", func(context.Context, goexitInput) (string, error) { return "ran", nil }, agentrt.ReadOnly())
 		store := &agentrt.MemoryStore{}
 		ag := &agentrt.Agent{Tools: []agentrt.Tool{tool}, Store: store,

@@ -1,7 +1,6 @@
 package agentrt
 
 import (
-	"context"
 	"errors"
 	"fmt"
 )
@@ -21,7 +20,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 	compacted := false
 	for attempt := 1; ; attempt++ {
 		// A fresh request per attempt: the planner and hooks may keep it.
-		req := r.l.request(r.newRequest())
+		req := r.l.request()
 		req.Messages = view
 		req.OnText = r.onText
 		resp, layer, planErr, fatal, live := r.planAttempt(req)
@@ -78,73 +77,37 @@ func planRetry(p RetryPolicy, attempt int, compacted bool, err error) (compact, 
 	return false, attempt < p.attempts() && retryable(err)
 }
 
-// planAttempt makes one planner call on the worker: the BeforePlan hooks,
-// the planner and the AfterPlan hooks. It returns the response, or the
-// planner's error or panic (an error may be retried), or an error that
-// ends the run (fatal: a BeforePlan hook refused, or panicked) with its
-// layer.
+// planAttempt makes one planner call: the BeforePlan hooks, the planner
+// and the AfterPlan hooks. It returns the response, or the planner's error
+// or panic (an error may be retried), or an error that ends the run
+// (fatal: a BeforePlan hook refused, or panicked) with its layer. live
+// reports whether the run was still live when the planner returned.
 func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, planErr, fatal error, live bool) {
-	r.pl = planJob{req: req}
-	perr := r.do(jobPlan)
-	resp, planErr, hookErr, stage, live := r.pl.resp, r.pl.err, r.pl.hookErr, r.pl.stage, r.pl.live
-	r.pl = planJob{}
-	switch {
-	case perr != nil && stage == "Plan":
-		// The planner panicked or called Goexit: a failure like an error
-		// it returned (never retried), which plan makes the run's error, or
-		// the cancellation's when the run was no longer live.
-		return nil, LayerPlanner, perr, nil, live
-	case perr != nil && stage == "AfterPlan":
-		// The response stands; the hook's failure is reported.
-		r.emit(hookFailedEvent(req.Turn, &hookError{Stage: stage, Index: -1, Err: perr}))
-	case perr != nil:
-		hookErr = &hookError{Stage: stage, Index: -1, Err: perr}
-	}
-	if hookErr != nil {
-		return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr), false
-	}
-	return resp, "", planErr, nil, live
-}
-
-// planJob is a planner call made by the worker.
-type planJob struct {
-	req     *ModelRequest
-	resp    *ModelResponse
-	err     error
-	hookErr error
-	stage   string // what was running: "BeforePlan", "Plan", "AfterPlan"
-	live    bool   // the run was not cancelled when the planner returned
-}
-
-// planJob runs on the worker: the BeforePlan hooks, the planner and the
-// AfterPlan hooks.
-func (r *run) planJob() {
-	pl := &r.pl
 	ctx := r.turnCtx
 	if len(r.p.hooks) > 0 {
-		pl.stage = "BeforePlan"
-		if ctx, pl.hookErr = r.beforePlan(ctx, pl.req); pl.hookErr != nil {
-			return
+		r.planStage = "BeforePlan"
+		var hookErr error
+		if ctx, hookErr = r.beforePlan(ctx, req); hookErr != nil {
+			return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr), false
 		}
 		r.tr.span = spanOf(ctx)
 	}
-	pl.stage = "Plan"
-	r.callPlanner(ctx, pl)
-	if pl.err == nil && pl.resp == nil {
-		pl.err = errors.New("planner returned no response")
+	r.planStage = "Plan"
+	if perr := protect(&r.left, func() { resp, planErr = r.agent.Planner.Plan(ctx, req) }); perr != nil {
+		// A failure like an error it returned (never retried), which plan
+		// makes the run's error, or the cancellation's when the run was no
+		// longer live.
+		resp, planErr = nil, perr
+	}
+	live = r.ctx.Err() == nil
+	if planErr == nil && resp == nil {
+		planErr = errors.New("planner returned no response")
 	}
 	if len(r.p.hooks) > 0 {
-		pl.stage = "AfterPlan"
-		r.afterPlan(ctx, pl.req, pl.resp, pl.err)
+		r.planStage = "AfterPlan"
+		r.afterPlan(ctx, req, resp, planErr)
 	}
-}
-
-// callPlanner calls the planner and notes whether the run was still live
-// when it returned, panicked or called runtime.Goexit: a failure after the
-// run was cancelled is the cancellation's (see plan).
-func (r *run) callPlanner(ctx context.Context, pl *planJob) {
-	defer func() { pl.live = r.ctx.Err() == nil }()
-	pl.resp, pl.err = r.agent.Planner.Plan(ctx, pl.req)
+	return resp, "", planErr, nil, live
 }
 
 // layerOf says whether a planner error came from the model provider.
@@ -171,9 +134,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	if count == nil {
 		count = estimateTokens
 	}
-	// One allocation per call: the request handed to the Compressor (new
-	// every time) and the job the worker runs.
-	x := &compressCall{c: c, req: CompressRequest{
+	req := &CompressRequest{
 		SessionID: r.sessionID,
 		Messages:  msgs,
 		Budget:    r.agent.ContextTokens,
@@ -181,12 +142,17 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 		Previous:  r.compact,
 		Force:     force,
 		State:     r.compState,
-	}}
-	r.cmp = x
-	perr := r.do(jobCompress)
-	r.cmp = nil
-	res, err := x.res, x.err
-	if perr != nil {
+	}
+	var res *CompressResult
+	var err error
+	if perr := protect(nil, func() {
+		res, err = c.Compress(r.turnCtx, req)
+		// The trace's token count of what the planner is shown (Count is
+		// user code too).
+		if err == nil && res != nil && r.tr.on && !sameSlice(res.Messages, msgs) {
+			r.tr.viewTokens = viewTokens(res, count, r.agent.TokenCounter == nil)
+		}
+	}); perr != nil {
 		err = perr
 	}
 	if err == nil && res == nil {
@@ -199,30 +165,12 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 	if res.Compaction != nil {
 		r.compact = res.Compaction
 		if ra := r.p.records; ra != nil {
-			if err := ra.AppendRecord(r.storeCtx(), r.sessionID, compactionRecord(res.Compaction)); err != nil {
+			if err := ra.AppendRecord(r.sctx, r.sessionID, compactionRecord(res.Compaction)); err != nil {
 				return nil, wrapf(err, "record compaction")
 			}
 		}
 	}
 	return res.Messages, nil
-}
-
-// compressCall is a Compressor call made by the worker (compressJob).
-type compressCall struct {
-	req CompressRequest
-	c   Compressor
-	res *CompressResult
-	err error
-}
-
-// compressJob runs on the worker: the Compressor, then the trace's token
-// count of what the planner is shown (Count is user code too).
-func (r *run) compressJob() {
-	x := r.cmp
-	x.res, x.err = x.c.Compress(r.turnCtx, &x.req)
-	if x.err == nil && x.res != nil && r.tr.on && !sameSlice(x.res.Messages, x.req.Messages) {
-		r.tr.viewTokens = viewTokens(x.res, x.req.Count, r.agent.TokenCounter == nil)
-	}
 }
 
 // sameSlice reports whether a and b are the same slice: same length, same

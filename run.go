@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 
 	"github.com/agentrt/agentrt/internal/textcut"
 )
@@ -21,8 +20,14 @@ type runOptions struct {
 }
 
 func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOptions) iter.Seq2[Event, error] {
+	used := false
 	return func(yield func(Event, error) bool) {
-		if a.Planner == nil {
+		if used {
+			yield(nil, ErrRunReused)
+			return
+		}
+		used = true
+		if isNil(a.Planner) {
 			yield(nil, ErrNoPlanner)
 			return
 		}
@@ -37,12 +42,12 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 			permission: p.permission,
 			sessionID:  sessionID,
 			yield:      yield,
-			sctx:       storeContext(ctx),
+			sctx:       context.WithoutCancel(ctx),
 		}
-		r.rctx.init(ctx)
-		defer r.rctx.release()
-		r.ctx, r.turnCtx = &r.rctx, &r.rctx
-		r.l = &r.loop
+		r.ctx, r.cancel = context.WithCancelCause(ctx)
+		defer r.cancel(nil)
+		r.turnCtx = r.ctx
+		r.l = &loop{}
 		r.l.init(p, sessionID, opts.output)
 		r.l.parts = opts.parts
 		if opts.resume {
@@ -52,7 +57,6 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		if opts.permission != nil {
 			r.permission = opts.permission
 		}
-		defer r.stopWorker()
 		r.main(input)
 	}
 }
@@ -62,46 +66,32 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 type run struct {
 	agent      *Agent
 	p          *prepared
-	l          *loop // &loop
-	loop       loop
+	l          *loop
 	permission PermissionChecker
-	ctx        context.Context
-	rctx       runCtx          // the caller's context and the run's cancellation
-	turnCtx    context.Context // the current turn's (hooks may extend it)
 	sessionID  string
 	yield      func(Event, error) bool
-	w          worker
 
-	// Requests handed to user code come from here, each used once, so a
-	// planner or checker that keeps one never sees it change; later ones
-	// are allocated.
-	reqs    [2]ModelRequest
-	preqs   [2]ToolInvocation
-	histBuf [4]Message      // a new session's first messages
-	sctx    context.Context // the context of store writes
+	ctx     context.Context         // the run's: cancelled when the caller stops ranging
+	cancel  context.CancelCauseFunc // of ctx
+	turnCtx context.Context         // the current turn's (hooks may extend it)
+	sctx    context.Context         // the context of store writes: never cancelled
 
-	// Inputs and outputs of the worker's jobs.
-	fn   func()
-	cur  *call
-	tool toolJob
-	cmp  *compressCall
-	pl   planJob
-
-	info        *RunInfo // for the hooks, when there are any
-	stopped     bool     // the consumer broke out of the loop
-	started     bool     // run-start hooks were called
-	turnOpen    bool     // turn-start hooks were called, turn-end not yet
-	ended       bool     // the run reached stopWith, its one way out
-	inline      bool     // a call is decided on the run's goroutine (decideInline)
-	nreq, npreq uint8    // reqs and preqs handed out
+	info     *RunInfo // for the hooks, when there are any
+	stopped  bool     // the consumer broke out of the loop
+	left     bool     // the consumer's loop body is running (see protect)
+	started  bool     // run-start hooks were called
+	turnOpen bool     // turn-start hooks were called, turn-end not yet
+	ended    bool     // the run reached stopWith, its one way out
+	durable  bool     // a step of a durable run (durable.go), not a whole Run
+	// What a planner call is in ("BeforePlan", "Plan", "AfterPlan"), for a
+	// durable step's Goexit.
+	planStage string
 	// The parallel group in flight: its channel and the calls not done.
 	group     chan groupMsg
 	groupLeft int
 	compact   *Compaction // the session's last compaction
 	compState any         // the Compressor's state from the last turn
 	onText    func(string)
-	heldEv    Event   // the event it sent, yielded once it is decided
-	moreEvs   []Event // and any others
 	appr      approvalState
 	tr        tracer // the run's trace records (trace.go)
 }
@@ -149,7 +139,7 @@ func (r *run) main(input string) {
 			return
 		}
 	}
-	r.onText = func(delta string) { r.traceText(); r.send(TextDelta{Turn: r.l.turn, Text: delta}) }
+	r.onText = func(delta string) { r.traceText(); r.emit(TextDelta{Turn: r.l.turn, Text: delta}) }
 	if len(r.p.hooks) > 0 {
 		r.info = &RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: r.tr.start, Provider: r.p.provider}
 		r.started = true
@@ -170,12 +160,8 @@ func (r *run) load(input string) (repairs []Message, user Message, hasUser bool,
 	if err != nil {
 		return nil, Message{}, false, wrapf(err, "load session %q", r.sessionID)
 	}
-	// Room for this run's first turns without regrowing.
 	if len(hist) == 0 {
-		hist = r.histBuf[:0]
 		r.appr.loaded = true // a new session remembers nothing
-	} else {
-		hist = slices.Grow(hist, 4)
 	}
 	repairs, user, hasUser, err = r.l.begin(hist, input)
 	if err != nil {
@@ -274,14 +260,19 @@ type usageRecord struct {
 	Usage Usage `json:"usage"`
 }
 
-// emit yields an event unless the consumer has stopped.
+// emit yields an event unless the consumer has stopped. While the
+// consumer's loop body runs, r.left is set: if it panics or calls
+// runtime.Goexit, no protect on the way out takes that for a callback's.
 func (r *run) emit(ev Event) bool {
 	if r.stopped {
 		return false
 	}
-	if !r.yield(ev, nil) {
+	r.left = true
+	more := r.yield(ev, nil)
+	r.left = false
+	if !more {
 		r.stopped = true
-		r.rctx.cancel(context.Canceled)
+		r.cancel(context.Canceled)
 		return false
 	}
 	return true
@@ -339,13 +330,14 @@ func (o *outcome) storeFailed(err error) {
 }
 
 // abandon leaves the session valid when the run is left without reaching
-// stopWith: the consumer's loop body panicked or called runtime.Goexit while
-// an event was yielded. The worker is stopped and every tool_use left open
-// gets the "interrupted" result the next Run would give it, before the
-// session is unlocked; nothing more is yielded.
+// stopWith: a callback or the consumer's loop body called runtime.Goexit,
+// or the loop body panicked. The run is cancelled, the calls of a parallel
+// group still running are waited for, and every tool_use left open gets
+// the "interrupted" result the next Run would give it, before the session
+// is unlocked; nothing more is yielded.
 func (r *run) abandon() {
 	r.ended = true
-	r.stopWorker() // cancels the run: tools see their context done
+	r.cancel(context.Canceled) // tools still running see their context done
 	for r.groupLeft > 0 {
 		if m := <-r.group; m.done {
 			r.groupLeft--
@@ -396,46 +388,9 @@ func (r *run) stopCancelled() bool {
 	return r.stop(StopCancelled, LayerCancellation, "", fmt.Errorf("agentrt: run cancelled: %w", cause))
 }
 
-// newRequest returns a ModelRequest no one else has seen.
-func (r *run) newRequest() *ModelRequest {
-	if int(r.nreq) < len(r.reqs) {
-		r.nreq++
-		return &r.reqs[r.nreq-1]
-	}
-	return new(ModelRequest)
-}
-
-// newPermissionRequest returns a ToolInvocation no one else has seen.
-func (r *run) newPermissionRequest() *ToolInvocation {
-	if int(r.npreq) < len(r.preqs) {
-		r.npreq++
-		return &r.preqs[r.npreq-1]
-	}
-	return new(ToolInvocation)
-}
-
-// storeCtx is the context of store writes. Writes keep the session valid,
-// so they are not cancelled with the run.
-func (r *run) storeCtx() context.Context {
-	if r.sctx == nil {
-		r.sctx = context.WithoutCancel(r.ctx)
-	}
-	return r.sctx
-}
-
-// storeContext returns the caller's context as the context of store
-// writes if it can never be cancelled, and nil otherwise (storeCtx then
-// makes one).
-func storeContext(parent context.Context) context.Context {
-	if parent.Done() == nil {
-		return parent
-	}
-	return nil
-}
-
 // append adds a message to the store and the history.
 func (r *run) append(m Message) error {
-	if err := r.p.store.Append(r.storeCtx(), r.sessionID, m); err != nil {
+	if err := r.p.store.Append(r.sctx, r.sessionID, m); err != nil {
 		return wrapf(err, "append to session %q", r.sessionID)
 	}
 	r.l.add(m)
@@ -465,7 +420,7 @@ func (r *run) record(kind RecordKind, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := ra.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: data}); err != nil {
+	if err := ra.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: data}); err != nil {
 		return wrapf(err, "append record to session %q", r.sessionID)
 	}
 	return nil
@@ -473,7 +428,7 @@ func (r *run) record(kind RecordKind, v any) error {
 
 func (r *run) sync() error {
 	if s := r.p.syncer; s != nil {
-		if err := s.Sync(r.storeCtx(), r.sessionID); err != nil {
+		if err := s.Sync(r.sctx, r.sessionID); err != nil {
 			return wrapf(err, "sync session %q", r.sessionID)
 		}
 	}

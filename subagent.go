@@ -147,13 +147,13 @@ func (tc *toolCallCtx) forward(ev Event) {
 		g <- groupMsg{ev: ev}
 		return
 	}
-	tc.r.send(ev)
+	tc.r.emit(ev)
 }
 
 func (tc *toolCallCtx) link(sessionID string) error {
 	data, _ := json.Marshal(map[string]string{"tool_use_id": tc.c.use.ID, "agent": tc.c.use.Name, "session_id": sessionID})
 	if ra, ok := tc.r.p.store.(RecordStore); ok {
-		return ra.AppendRecord(tc.r.storeCtx(), tc.r.sessionID, Record{Kind: RecordSubAgent, Data: data})
+		return ra.AppendRecord(tc.r.sctx, tc.r.sessionID, Record{Kind: RecordSubAgent, Data: data})
 	}
 	return nil
 }

@@ -175,16 +175,14 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		node: node,
 	}
 	t.validator = newStructValidator(st)
-	t.userDecode = userDecoding(inType)
 	return t
 }
 
 type typedTool[In, Out any] struct {
-	spec       ToolSpec
-	fn         func(context.Context, In) (Out, error)
-	node       *schemaNode
-	validator  *structValidator // nil when In has no validate tags
-	userDecode bool             // decoding In calls user code (see trusted.go)
+	spec      ToolSpec
+	fn        func(context.Context, In) (Out, error)
+	node      *schemaNode
+	validator *structValidator // nil when In has no validate tags
 }
 
 func (t *typedTool[In, Out]) Spec() ToolSpec { return t.spec }

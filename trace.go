@@ -361,7 +361,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // next message append, which stops the run).
 // data is copied: the store keeps the copy.
 func (r *run) appendTrace(kind RecordKind, data []byte) {
-	_ = r.p.records.AppendRecord(r.storeCtx(), r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
+	_ = r.p.records.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
 }
 
 // Tool call outcomes, in the "outcome" of a RecordToolCall record.

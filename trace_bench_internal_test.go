@@ -15,10 +15,7 @@ func BenchmarkTraceTurn(b *testing.B) {
 	store := &MemoryStore{}
 	ag := &Agent{Planner: PlannerFunc(func(context.Context, *ModelRequest) (*ModelResponse, error) { return nil, nil }), Store: store}
 	p := ag.prepare()
-	r := &run{agent: ag, p: p, sessionID: "s", sctx: context.Background()}
-	r.rctx.init(context.Background())
-	r.ctx = &r.rctx
-	r.l = &r.loop
+	r := &run{agent: ag, p: p, sessionID: "s", ctx: context.Background(), sctx: context.Background(), l: &loop{}}
 	r.l.init(p, "s", nil)
 	r.traceStart()
 	hist := []Message{NewUserMessage("go")}
@@ -64,13 +61,9 @@ func BenchmarkTraceRun(b *testing.B) {
 func traceRun(store *MemoryStore, ag *Agent, p *prepared, resp, final *ModelResponse, traced bool) {
 	ctx := context.Background()
 	_ = store.Delete(ctx, "s")
-	r := &run{agent: ag, p: p, sessionID: "s", sctx: ctx}
-	r.rctx.init(ctx)
-	r.ctx = &r.rctx
-	r.l = &r.loop
+	r := &run{agent: ag, p: p, sessionID: "s", ctx: ctx, sctx: ctx, l: &loop{}}
 	r.l.init(p, "s", nil)
-	hist := r.histBuf[:0]
-	hist = append(hist, NewUserMessage("go"))
+	hist := []Message{NewUserMessage("go")}
 	_ = store.Append(ctx, "s", hist[0])
 	if traced {
 		r.traceStart()

@@ -248,7 +248,6 @@ func TestParity(t *testing.T) {
 				agenttest.ToolUse("write", `{"mode":"rewritevalue","n":3}`),
 				agenttest.ToolUse("write", `{"mode":"checkerror","n":4}`),
 				agenttest.ToolUse("write", `{"mode":"checkpanic","n":5}`),
-				agenttest.ToolUse("read", `{"mode":"checkgoexit","n":6}`),
 			),
 			agenttest.Reply("ok"),
 		}, agent: func(ag *agentrt.Agent) { ag.Permission = faultyChecker }},
@@ -256,16 +255,18 @@ func TestParity(t *testing.T) {
 			agenttest.CallTools(agenttest.ToolUse("write", `{"mode":"ok","n":1}`), agenttest.ToolUse("read", `{"mode":"ok","n":2}`)),
 			agenttest.Reply("ok"),
 		}},
+		// A Goexit in a call of a parallel group is contained on both
+		// runtimes; one on the goroutine that ranges over Run is not
+		// (TestGoexitIsContainedOnTemporal).
 		{name: "tools fail, panic and Goexit", steps: []agenttest.Step{
 			agenttest.CallTools(
 				agenttest.ToolUse("read", `{"mode":"error","n":1}`),
 				agenttest.ToolUse("read", `{"mode":"panic","n":2}`),
 				agenttest.ToolUse("read2", `{"mode":"goexit","n":3}`),
-				agenttest.ToolUse("write", `{"mode":"goexit","n":4}`),
+				agenttest.ToolUse("write", `{"mode":"panic","n":4}`),
 				agenttest.ToolUse("read", `{"mode":"big","n":5}`),
 				agenttest.ToolUse("read", `{"mode":"afterpanic","n":6}`),
 				agenttest.ToolUse("read", `{"mode":"hookpanic","n":7}`),
-				agenttest.ToolUse("read", `{"mode":"hookgoexit","n":8}`),
 			),
 			agenttest.Reply("ok"),
 		}, agent: func(ag *agentrt.Agent) {
@@ -303,12 +304,6 @@ func TestParity(t *testing.T) {
 		{name: "the planner panics", steps: []agenttest.Step{
 			agenttest.CallTools(agenttest.ToolUse("read", `{"mode":"ok","n":1}`)),
 			agenttest.Func(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) { panic("planner panic") }),
-		}},
-		{name: "the planner calls Goexit", steps: []agenttest.Step{
-			agenttest.Func(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				runtime.Goexit()
-				return nil, nil
-			}),
 		}},
 		{name: "a BeforePlan hook refuses", steps: []agenttest.Step{agenttest.Reply("never")}, agent: func(ag *agentrt.Agent) {
 			ag.Hooks = []agentrt.Hooks{{BeforePlan: func(ctx context.Context, _ *agentrt.ModelRequest) (context.Context, error) {
@@ -512,13 +507,7 @@ func randomAgent(seed uint64) func() *agentrt.Agent {
 				panic("planner panic")
 			}))
 			continue
-		case 2:
-			steps = append(steps, agenttest.Func(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				runtime.Goexit()
-				return nil, nil
-			}))
-			continue
-		case 3:
+		case 2, 3:
 			steps = append(steps, agenttest.Reply("answer "+strconv.Itoa(turn)))
 			continue
 		}
@@ -534,8 +523,10 @@ func randomAgent(seed uint64) func() *agentrt.Agent {
 			}
 			used = append(used, id)
 			name := pick("read", "read", "read2", "write", "nope", "Read")
-			mode := pick("ok", "ok", "ok", "error", "panic", "goexit", "big", "deny", "rewrite", "rewritevalue", "checkerror",
-				"checkpanic", "checkgoexit", "block", "hookpanic", "hookgoexit", "hookrewrite", "afterpanic")
+			// No Goexit: in-process, one on the caller's goroutine ends it
+			// (TestGoexitIsContainedOnTemporal covers Temporal).
+			mode := pick("ok", "ok", "ok", "error", "panic", "big", "deny", "rewrite", "rewritevalue", "checkerror",
+				"checkpanic", "block", "hookpanic", "hookrewrite", "afterpanic")
 			input := pick(
 				`{"mode":"`+mode+`","n":`+strconv.Itoa(rng.IntN(3))+`}`,
 				`{"mode":"`+mode+`","n":`+strconv.Itoa(rng.IntN(3))+`}`,
@@ -732,4 +723,47 @@ func TestParityTypedOutput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGoexitIsContainedOnTemporal: on Temporal every callback runs on a
+// goroutine the runtime started (an activity's), so a runtime.Goexit in a
+// tool, a decoder's checker, a hook or the planner is contained like a
+// panic: the run ends with Done and a valid session. In-process such a
+// Goexit ends the caller's goroutine (agentrt's callback_test.go).
+func TestGoexitIsContainedOnTemporal(t *testing.T) {
+	t.Parallel()
+	t.Run("tools, checker and hooks", func(t *testing.T) {
+		ag := &agentrt.Agent{Name: "goexit", Tools: faultyTools(), Hooks: faultyHooks(), Permission: faultyChecker,
+			Planner: agenttest.Script(
+				agenttest.CallTools(
+					agenttest.ToolUse("write", `{"mode":"goexit","n":1}`),
+					agenttest.ToolUse("write", `{"mode":"checkgoexit","n":2}`),
+					agenttest.ToolUse("write", `{"mode":"hookgoexit","n":3}`),
+				),
+				agenttest.Reply("ok"))}
+		tp := runOnTemporal(t, ag, Options{}, "s", "go")
+		require.NoError(t, agenttest.CheckInvariants(tp.msgs))
+		assert.Equal(t, agentrt.StopComplete, tp.done.Reason)
+		results := toolResults(tp.msgs)
+		require.Len(t, results, 3)
+		for _, r := range results {
+			assert.True(t, r.IsError, r.Content)
+		}
+		assert.Contains(t, results[0].Content, "runtime.Goexit called")
+		assert.Contains(t, results[1].Content, "permission denied")
+		assert.Contains(t, results[2].Content, "blocked: a hook failed")
+	})
+	t.Run("planner", func(t *testing.T) {
+		ag := &agentrt.Agent{Name: "goexit-planner", Planner: agenttest.Script(
+			agenttest.Func(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				runtime.Goexit()
+				return nil, nil
+			}))}
+		tp := runOnTemporal(t, ag, Options{}, "s", "go")
+		require.NoError(t, agenttest.CheckInvariants(tp.msgs))
+		assert.Equal(t, agentrt.StopError, tp.done.Reason)
+		assert.Equal(t, agentrt.LayerPlanner, tp.done.Layer)
+		require.Error(t, tp.err)
+		assert.Contains(t, tp.err.Error(), "runtime.Goexit called")
+	})
 }
