@@ -462,6 +462,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 		case fPanic:
 			panic("injected planner panic")
 		case fGoexit:
+			plan.record(propFired{Kind: "planner", Key: "step", Mode: fGoexit})
 			runtime.Goexit()
 		case fError:
 			return nil, errPropPlanner
