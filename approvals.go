@@ -105,6 +105,12 @@ func (st *approvalState) data() *approvalData {
 	return st.x
 }
 
+// idle reports whether the run is a Resume with no decision: it changes
+// nothing in the session, and only reports the pending calls.
+func (st *approvalState) idle() bool {
+	return st.resume && (st.x == nil || len(st.x.approvals) == 0)
+}
+
 // resuming reports whether the run starts with the open calls of a
 // pending session.
 func (st *approvalState) resuming() bool { return st.x != nil && st.x.resumed != nil }
@@ -474,6 +480,12 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 		}
 		pc := listed[b.ID]
 		dec := after[b.ID]
+		if dec != nil && !dec.Allow && !blocked {
+			// Denied before the crash: the call never ran, and the model
+			// sees the denial it was given.
+			keep = append(keep, NewToolResult(b.ID, denialText(b.Name, dec.Reason), true))
+			continue
+		}
 		if pc == nil || (dec != nil && !blocked) {
 			// Not held, or decided and maybe run: interrupted.
 			if blocked {

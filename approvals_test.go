@@ -482,3 +482,78 @@ func TestAskOnWriteAlwaysWithoutRecords(t *testing.T) {
 	assert.Equal(t, 2, asked, "a later run asks again: nothing was recorded")
 	assert.Equal(t, []string{"a", "b", "c"}, n.paths())
 }
+
+// Resume on a session that does not exist is ErrNotPending (not
+// ErrEmptyInput), and creates nothing.
+func TestResumeUnknownSessionIsNotPending(t *testing.T) {
+	t.Parallel()
+	store := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Planner: agenttest.Script(), Store: store}
+	events, err := agenttest.Collect(ag.Resume(context.Background(), "nope"))
+	require.ErrorIs(t, err, agentrt.ErrNotPending)
+	assert.NotErrorIs(t, err, agentrt.ErrEmptyInput)
+	assert.Empty(t, events)
+	sessions, err := store.List(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, sessions)
+}
+
+// Resume with no decisions reports the pending calls and changes nothing
+// in the session: no message, no record (a page that shows the pending
+// calls may call it on every view).
+func TestResumeWithoutDecisionsChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var n notes
+	store := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Permission: askLater, Store: store,
+		Planner: agenttest.Script(agenttest.CallTool("write_note", `{"path":"a.txt"}`))}
+	_, done := collect(t, ag.Run(ctx, "s", "write"))
+	require.Equal(t, agentrt.StopPending, done.Reason)
+	msgs, _ := store.Load(ctx, "s")
+	recs, _ := store.LoadRecords(ctx, "s")
+	for range 3 {
+		_, again := collect(t, ag.Resume(ctx, "s"))
+		assert.Equal(t, agentrt.StopPending, again.Reason)
+		require.Len(t, again.Pending, 1)
+		assert.Equal(t, done.Pending[0].ToolUseID, again.Pending[0].ToolUseID)
+		msgsNow, _ := store.Load(ctx, "s")
+		recsNow, _ := store.LoadRecords(ctx, "s")
+		assert.Equal(t, msgs, msgsNow)
+		assert.Equal(t, recs, recsNow)
+	}
+	assert.Empty(t, n.paths())
+}
+
+// A denial recorded before a crash (the process died before the call's
+// result was stored) reaches the model as that denial, with its reason:
+// the record shows the call never ran, so it is not "interrupted".
+func TestDenialRecordedBeforeACrashIsThatDenial(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tt := range []struct{ reason, want string }{
+		{"not on Fridays", "not on Fridays"},
+		{"", `permission denied for tool "write_note"`},
+	} {
+		store := &agentrt.MemoryStore{}
+		require.NoError(t, store.Append(ctx, "s", agentrt.NewUserMessage("write")))
+		require.NoError(t, store.Append(ctx, "s", agentrt.NewAssistantMessage(use("w1", "write_note", `{"path":"a.txt"}`))))
+		rec, err := json.Marshal(map[string]any{"tool_use_id": "w1", "tool": "write_note", "allow": false, "reason": tt.reason, "source": "user"})
+		require.NoError(t, err)
+		require.NoError(t, store.AppendRecord(ctx, "s", agentrt.Record{Kind: agentrt.RecordPermission, Data: rec}))
+
+		var n notes
+		planner := agenttest.Script(agenttest.Reply("ok"))
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Store: store, Planner: planner}
+		_, done := collect(t, ag.Run(ctx, "s", ""))
+		assert.Equal(t, agentrt.StopComplete, done.Reason)
+		msgs := checkOpen(t, store, "s")
+		r := resultOf(t, msgs, "w1")
+		assert.True(t, r.IsError)
+		assert.Equal(t, tt.want, r.Content)
+		assert.Empty(t, n.paths())
+		// The model saw the denial.
+		req := planner.Requests()[0]
+		assert.Equal(t, tt.want, req.Messages[len(req.Messages)-1].Content)
+	}
+}

@@ -241,11 +241,7 @@ func (r *run) check(c *call) bool {
 	}
 	r.remember(c, d)
 	if !d.Allow {
-		reason := d.Reason
-		if reason == "" {
-			reason = fmt.Sprintf("permission denied for tool %q", c.use.Name)
-		}
-		c.decide(reason, nil)
+		c.decide(denialText(c.use.Name, d.Reason), nil)
 		return false
 	}
 	c.input, c.rewrite = in, d.Input
@@ -308,6 +304,14 @@ func (r *run) askPermission(c *call, in any) (Decision, any, *PanicError) {
 		}
 	}
 	return d, in, nil
+}
+
+// denialText is what the model sees of a denial with reason.
+func denialText(tool, reason string) string {
+	if reason == "" {
+		return fmt.Sprintf("permission denied for tool %q", tool)
+	}
+	return reason
 }
 
 // checkerPanicked denies c because the permission checker panicked.

@@ -119,6 +119,9 @@ func (r *run) main(input string) {
 		}
 	}()
 	r.traceStart()
+	if r.appr.idle() {
+		r.tr.on, r.tr.off = false, true // a Resume that decides nothing writes nothing
+	}
 	// The time budget counts from here: locking and loading the session
 	// are not the run's work, and a failure there is an early one.
 	if d := r.p.budget.MaxDuration; d > 0 {
@@ -159,6 +162,9 @@ func (r *run) load(input string) (repairs []Message, user Message, hasUser bool,
 	hist, err := r.p.store.Load(r.ctx, r.sessionID)
 	if err != nil {
 		return nil, Message{}, false, wrapf(err, "load session %q", r.sessionID)
+	}
+	if len(hist) == 0 && r.appr.resume {
+		return nil, Message{}, false, fmt.Errorf("%w: session %q does not exist", ErrNotPending, r.sessionID)
 	}
 	if len(hist) == 0 {
 		r.appr.loaded = true // a new session remembers nothing
