@@ -267,4 +267,3 @@ func TestRunTypedNilPlannerIsInvalid(t *testing.T) {
 		assert.Empty(t, events)
 	}
 }
-
