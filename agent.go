@@ -256,11 +256,13 @@ func (a *Agent) prepareTools() *prepared {
 // documentation.
 //
 // Breaking out of the range loop cancels the run; Run waits for the tools
-// still running, so no goroutine outlives it. A panic (or runtime.Goexit)
-// in the loop body propagates with its own value once the session is left
-// valid: the run is cancelled, the tools still running are waited for, each
-// tool_use left open gets an "interrupted" result, and the session is
-// unlocked; nothing more is yielded.
+// still running, so no goroutine outlives it. A panic in the loop body, or a
+// runtime.Goexit in it or in a callback on this goroutine, goes on as Go
+// defines once the session is left valid: the run is cancelled, the tools
+// still running are waited for, each tool_use left open gets an
+// "interrupted" result, and the session is unlocked; nothing more is
+// yielded. The iterator runs once: ranging over it again yields
+// [ErrRunReused].
 func (a *Agent) Run(ctx context.Context, sessionID, input string) iter.Seq2[Event, error] {
 	return a.run(ctx, sessionID, input, runOptions{})
 }

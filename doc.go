@@ -33,8 +33,8 @@
 // turn before the one in progress: (1) every tool_use id in an
 // assistant message has exactly one tool result, appended right after that
 // message, before the next planner call; (2) an unknown tool, invalid
-// input, a denied permission, a tool error, panic, runtime.Goexit or
-// timeout, and cancellation during a tool all become is_error tool results
+// input, a denied permission, a tool error, panic or timeout, and
+// cancellation during a tool all become is_error tool results
 // that the model sees. Neither breaks the message chain, so a session can
 // always be sent to a model again. An assistant message with tool_uses is
 // stored (and synced) before any of its tools runs, and its results, one per
@@ -43,9 +43,21 @@
 // in the store. The one exception is a run that stops with [StopPending]:
 // the calls it leaves to a person ([Decision.Pending]) stay open, recorded as
 // pending, until [Agent.Resume] decides them; no planner call happens
-// before they are answered. Ids are made unique by construction, and user callbacks
-// (planners, tools, checkers, hooks) run where a panic or a Goexit in them
-// is contained; see [Agent.Run] for how a run ends.
+// before they are answered. Ids are made unique by construction; see
+// [Agent.Run] for how a run ends. docs/loop.md walks through one tool turn,
+// function by function.
+//
+// # Callbacks
+//
+// A panic in a user callback (planner, tool, decoder, permission checker,
+// hook, compressor, token counter) is recovered where it happens and
+// becomes that step's failure: an is_error result, a denial, or a run
+// error wrapping [*PanicError]. A runtime.Goexit (t.FailNow) on the
+// goroutine that ranges over Run ends that goroutine, as Go defines, after
+// the run has answered its open calls as interrupted, synced the session
+// and unlocked it, so a later Run resumes. A Goexit in a call of a
+// parallel group, on a goroutine the runtime started, is contained like a
+// panic.
 //
 // # Tools
 //

@@ -40,7 +40,8 @@ func init() {
 // Settle, Next, Stop) is deterministic: no clock, no goroutine, no I/O and
 // no user callback, so a workflow may call it and get the same answers on
 // replay. The step side (Plan, Decide, Execute) runs the user's callbacks
-// exactly as Run does, with panics and runtime.Goexit contained; call it
+// exactly as Run does, with panics contained (and a runtime.Goexit too:
+// each step runs on a goroutine of its own); call it
 // where side effects belong (a workflow engine's activities), with a
 // durableLoop made for that step.
 //

@@ -89,14 +89,14 @@ type PlannerRetry struct {
 }
 
 // HookFailed is the event of a contained hook failure: a hook that
-// returned an error, panicked (Err wraps a [*PanicError]) or called
-// runtime.Goexit.
+// returned an error or panicked (Err wraps a [*PanicError]).
 type HookFailed struct {
 	Turn int
 	// Stage is the hook's field name: "BeforeTool", "OnRunEnd", ...
 	Stage string
 	// Index is the position of the Hooks in Agent.Hooks, or -1 when the
-	// failure cannot be told apart (a Goexit in a group of hooks).
+	// failure cannot be told apart (a Goexit in the hooks of a durable
+	// step).
 	Index int
 	Err   error
 }

@@ -19,14 +19,15 @@ import (
 // (and the tool's own spans) run under it, and the matching After or end
 // hook receives it.
 //
-// Failures are contained. A hook that panics or calls runtime.Goexit is
-// stopped there; the failure is reported as a [HookFailed] event (naming
+// Failures are contained. A hook that panics is stopped there (a
+// runtime.Goexit ends the goroutine ranging over Run, as for any callback:
+// see the package documentation); the failure is reported as a [HookFailed] event (naming
 // the hook's stage and index) and the run goes on, except that a
 // BeforeTool that panics blocks its call (fail closed) and a BeforePlan
 // that fails (an error or a panic) ends the run with an error naming the
 // hook and wrapping its own. The invariants hold either way.
 //
-// Hooks run on the run's worker, one at a time, except the AfterTool hooks
+// Hooks run on the goroutine ranging over Run, one at a time, except the AfterTool hooks
 // of read-only calls that run in parallel: those run on each call's own
 // goroutine, concurrently, and must be safe for that (on Temporal the
 // BeforeTool hooks of such calls run concurrently too, in their tool
