@@ -373,9 +373,8 @@ func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *r
 			}
 			return true
 		},
-		sctx:    context.WithoutCancel(ctx),
-		durable: true,
-		l:       &loop{},
+		sctx: context.WithoutCancel(ctx),
+		l:    &loop{},
 	}
 	r.l.init(d.p, d.l.sessionID, nil)
 	r.l.turn = turn

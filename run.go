@@ -82,7 +82,6 @@ type run struct {
 	started  bool     // run-start hooks were called
 	turnOpen bool     // turn-start hooks were called, turn-end not yet
 	ended    bool     // the run reached stopWith, its one way out
-	durable  bool     // a step of a durable run (durable.go), not a whole Run
 	// What a planner call is in ("BeforePlan", "Plan", "AfterPlan"), for a
 	// durable step's Goexit.
 	planStage string

@@ -1,6 +1,7 @@
 package agentrt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -48,9 +49,8 @@ type tracer struct {
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
-	buf       []byte   // the record of the turn in progress, at the arena's free tail
+	buf       []byte   // the record of the turn in progress
 	sec       int64    // the Unix second of prefix, +1; 0 for none yet
-	arena     []byte   // the records' data, handed to the store
 	prefix    [20]byte // "YYYY-MM-DDThh:mm:ss."
 	off       bool     // the store keeps no records
 	on        bool     // the trace is written (the store keeps records)
@@ -72,35 +72,9 @@ func viewTokens(res *CompressResult, count func([]Message) int, additive bool) i
 	return count(res.Messages)
 }
 
-// begin returns an empty buffer at the arena's free tail, where a record
-// is built in place (keep then takes it without a copy).
-func (t *tracer) begin() []byte {
-	if cap(t.arena)-len(t.arena) < 384 {
-		// Chunks grow with the run, so that a long run makes few, and stay
-		// small objects for the allocator.
-		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 8<<10), 768))
-	}
-	return t.arena[len(t.arena):len(t.arena)]
-}
-
-// keep returns a record's data as kept in the run's arena, so that a
-// run's records share few allocations: data built in place by begin is
-// taken as it is, other data is copied. The store keeps what keep
-// returns, and no byte of the arena is written twice: a record under
-// construction is always past the arena's length.
-func (t *tracer) keep(data []byte) []byte {
-	n := len(t.arena)
-	if free := t.arena[n:cap(t.arena)]; len(data) > 0 && len(data) <= len(free) && &free[0] == &data[0] {
-		t.arena = t.arena[:n+len(data)]
-		return t.arena[n : n+len(data) : n+len(data)]
-	}
-	if cap(t.arena)-n < len(data) {
-		t.arena = make([]byte, 0, max(min(2*cap(t.arena), 8<<10), 768, len(data)))
-		n = 0
-	}
-	t.arena = append(t.arena, data...)
-	return t.arena[n:len(t.arena):len(t.arena)]
-}
+// begin returns the run's record buffer, emptied: one record is built
+// at a time, and appendTrace hands the store a copy.
+func (t *tracer) begin() []byte { return t.buf[:0] }
 
 // traceStart begins the run's trace.
 func (r *run) traceStart() {
@@ -361,7 +335,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // next message append, which stops the run).
 // data is copied: the store keeps the copy.
 func (r *run) appendTrace(kind RecordKind, data []byte) {
-	_ = r.p.records.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: r.tr.keep(data)})
+	_ = r.p.records.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: bytes.Clone(data)})
 }
 
 // Tool call outcomes, in the "outcome" of a RecordToolCall record.
