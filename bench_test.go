@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -336,5 +340,143 @@ func BenchmarkTraceCost(b *testing.B) {
 			b.ReportMetric(float64(withT.Nanoseconds())/float64(b.N*turns), "traced-ns/turn")
 			b.ReportMetric(float64(withoutT.Nanoseconds())/float64(b.N*turns), "untraced-ns/turn")
 		})
+	}
+}
+
+// BenchmarkRunsInFlight starts runs at once, each 5 turns of a fake model
+// that answers after 50 ms (four tool calls, then a text), and measures
+// them while every run waits in its third planner call: goroutines, stack
+// and live heap per run in flight, beside the bare loop doing the same.
+// Targets: one goroutine per run, at most 3 KB of live heap per run.
+// AGENTRT_INFLIGHT sets the number of runs (default 10,000).
+func BenchmarkRunsInFlight(b *testing.B) {
+	n := 10_000
+	if s := os.Getenv("AGENTRT_INFLIGHT"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, kind := range []string{"run", "bare"} {
+		b.Run(kind, func(b *testing.B) {
+			for b.Loop() {
+				m := measureInFlight(b, n, kind == "run")
+				b.ReportMetric(m.goroutines, "goroutines/run")
+				b.ReportMetric(m.stack, "stack-B/run")
+				b.ReportMetric(m.heap, "heap-B/run")
+			}
+		})
+	}
+}
+
+type inFlight struct{ goroutines, stack, heap float64 }
+
+// measureInFlight runs n runs (or bare loops) at once and measures them
+// while all of them wait in their third planner call.
+func measureInFlight(b *testing.B, n int, useRun bool) inFlight {
+	b.Helper()
+	const turns = 5
+	arrived := make(chan struct{}, n)
+	gate := make(chan struct{})
+	calls := make([]*agentrt.ModelResponse, turns)
+	for i := range calls {
+		calls[i] = &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock(fmt.Sprintf("call_%d", i), "add", json.RawMessage(`{"a":2,"b":40}`))), Finish: agentrt.FinishToolUse}
+	}
+	reply := &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("42")), Finish: agentrt.FinishStop}
+	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		turn := (len(req.Messages) + 1) / 2 // user, then a call and its result per turn
+		if turn == 3 {
+			arrived <- struct{}{}
+			<-gate
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if turn >= turns {
+			return reply, nil
+		}
+		return calls[turn], nil
+	})
+	ctx := context.Background()
+	store := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store}
+	add := func(raw json.RawMessage) string {
+		var in AddIn
+		_ = json.Unmarshal(raw, &in)
+		return strconv.Itoa(in.A + in.B)
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g0 := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if useRun {
+				done := false
+				for ev, err := range ag.Run(ctx, "s"+strconv.Itoa(i), "What is 2+40?") {
+					if err != nil {
+						errs <- err
+						return
+					}
+					if d, ok := ev.(agentrt.Done); ok {
+						done = d.Reason == agentrt.StopComplete && d.Turns == turns
+					}
+				}
+				if !done {
+					errs <- fmt.Errorf("run %d did not complete in %d turns", i, turns)
+				}
+				return
+			}
+			msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
+			for {
+				resp, err := planner.Plan(ctx, &agentrt.ModelRequest{Messages: msgs})
+				if err != nil {
+					errs <- err
+					return
+				}
+				msgs = append(msgs, resp.Message)
+				if !resp.Message.HasToolUse() {
+					return
+				}
+				for _, u := range resp.Message.ToolUses() {
+					msgs = append(msgs, agentrt.NewToolResult(u.ID, add(u.Input), false))
+				}
+			}
+		}()
+	}
+	for range n {
+		<-arrived
+	}
+	var during runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&during)
+	g1 := runtime.NumGoroutine()
+	if path := os.Getenv("AGENTRT_INFLIGHT_HEAP"); path != "" && useRun {
+		// A heap profile of the runs in flight, for go tool pprof.
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = pprof.WriteHeapProfile(f)
+		_ = f.Close()
+	}
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	return inFlight{
+		goroutines: float64(g1-g0) / float64(n),
+		stack:      float64(during.StackInuse-before.StackInuse) / float64(n),
+		heap:       float64(during.HeapAlloc-before.HeapAlloc) / float64(n),
 	}
 }

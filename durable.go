@@ -374,7 +374,6 @@ func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *r
 			return true
 		},
 		sctx: context.WithoutCancel(ctx),
-		l:    &loop{},
 	}
 	r.l.init(d.p, d.l.sessionID, nil)
 	r.l.turn = turn

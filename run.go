@@ -47,7 +47,6 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 		r.ctx, r.cancel = context.WithCancelCause(ctx)
 		defer r.cancel(nil)
 		r.turnCtx = r.ctx
-		r.l = &loop{}
 		r.l.init(p, sessionID, opts.output)
 		r.l.parts = opts.parts
 		if opts.resume {
@@ -66,7 +65,7 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 type run struct {
 	agent      *Agent
 	p          *prepared
-	l          *loop
+	l          loop // the turn logic (loop.go)
 	permission PermissionChecker
 	sessionID  string
 	yield      func(Event, error) bool

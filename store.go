@@ -188,8 +188,6 @@ type memSession struct {
 	records []Record
 	created time.Duration // since the store's epoch
 	updated time.Duration
-	first   [4]Message // room for a short session's messages
-	recs    [4]Record  // and for its records (a run writes a few)
 }
 
 func (s *MemoryStore) session(id string, create bool) *memSession {
@@ -203,8 +201,6 @@ func (s *MemoryStore) session(id string, create bool) *memSession {
 	if ss == nil && create {
 		now := s.now()
 		ss = &memSession{created: now, updated: now}
-		ss.msgs = ss.first[:0]
-		ss.records = ss.recs[:0]
 		s.sessions[id] = ss
 	}
 	return ss

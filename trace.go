@@ -1,7 +1,6 @@
 package agentrt
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -72,9 +71,9 @@ func viewTokens(res *CompressResult, count func([]Message) int, additive bool) i
 	return count(res.Messages)
 }
 
-// begin returns the run's record buffer, emptied: one record is built
-// at a time, and appendTrace hands the store a copy.
-func (t *tracer) begin() []byte { return t.buf[:0] }
+// begin returns a new buffer for a record: one is built at a time, and
+// appendTrace hands it to the store, which may keep it.
+func (t *tracer) begin() []byte { return make([]byte, 0, 320) }
 
 // traceStart begins the run's trace.
 func (r *run) traceStart() {
@@ -275,6 +274,7 @@ func (t *tracer) closeTurn() bool {
 func (r *run) traceTurnEnd() {
 	if t := &r.tr; t.closeTurn() {
 		r.appendTrace(RecordTurn, t.buf)
+		t.buf = nil // the store's now
 	}
 }
 
@@ -292,8 +292,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		}
 		r.traceModelCall(nil, err, o.layer)
 	}
-	var arr [1024]byte // on the stack, with room for the last turn
-	b := arr[:0]
+	b := make([]byte, 0, 256+len(t.buf))    // with room for the last turn
 	end := t.start.Add(time.Since(t.start)) // the monotonic clock only
 	b = append(b, `{"start":`...)
 	b = t.appendTime(b, t.start)
@@ -333,9 +332,9 @@ func (r *run) traceRun(o *outcome, done *Done) {
 // appendTrace writes a trace record. It is best effort: a trace record
 // the store refuses does not change the run (a broken store fails the
 // next message append, which stops the run).
-// data is copied: the store keeps the copy.
+// The store may keep data.
 func (r *run) appendTrace(kind RecordKind, data []byte) {
-	_ = r.p.records.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: bytes.Clone(data)})
+	_ = r.p.records.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: data})
 }
 
 // Tool call outcomes, in the "outcome" of a RecordToolCall record.
