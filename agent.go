@@ -37,15 +37,9 @@ const defaultMaxParallelTools = 4
 // required.
 //
 // Fill the fields, then call Run as often as needed, concurrently for
-// different sessions: an Agent is safe for concurrent use. Most fields are
-// frozen at the first Run: Instructions, Tools (the tool index and the
-// specs sent to the model), Permission, Store, Hooks, the limits (MaxTurns,
-// MaxParallelTools, MaxToolOutput, ToolTimeout, LoopGuard, Budget,
-// NoFinalAnswer) and what the Planner's Describe says are read once and
-// reused, so a change made afterwards is not seen. Planner, Retry, Name,
-// Compressor, ContextTokens and TokenCounter are read at each Run: a test
-// may swap the Planner between runs, never during one. To change anything
-// else, build a new Agent value.
+// different sessions: an Agent is safe for concurrent use. Every field is
+// read once, at the first Run, and a change made afterwards is not seen:
+// to change anything, build a new Agent value.
 type Agent struct {
 	// Name identifies the agent in events, logs and traces. Optional.
 	Name string
@@ -112,22 +106,28 @@ type toolEntry struct {
 
 // prepared is what Run derives from the Agent once, at the first Run.
 type prepared struct {
-	err          error
-	instructions string
-	tools        map[string]*toolEntry
-	specs        []ToolSpec
-	names        string // "a", "b" for the unknown-tool message
-	store        SessionStore
-	permission   PermissionChecker
-	maxTurns     int
-	maxPar       int
-	maxOutput    int
-	toolTimeout  time.Duration
-	guard        LoopGuard
-	budget       Budget
-	noFinal      bool
-	hooks        []Hooks
-	provider     ProviderInfo // the Planner's Describe, if it has one
+	err           error
+	instructions  string
+	tools         map[string]*toolEntry
+	specs         []ToolSpec
+	names         string // "a", "b" for the unknown-tool message
+	store         SessionStore
+	permission    PermissionChecker
+	maxTurns      int
+	maxPar        int
+	maxOutput     int
+	toolTimeout   time.Duration
+	guard         LoopGuard
+	budget        Budget
+	noFinal       bool
+	hooks         []Hooks
+	name          string
+	planner       Planner
+	retry         RetryPolicy
+	compressor    Compressor
+	contextTokens int
+	tokenCounter  func([]Message) int
+	provider      ProviderInfo // the Planner's Describe, if it has one
 	// The store's abilities, asserted once (nil when it lacks one), and,
 	// for the trace, the provider and model as each planner call's record
 	// gives them.
@@ -167,6 +167,10 @@ func (a *Agent) prepare() *prepared {
 		// Goexit in them makes the Agent invalid, reported by every Run.
 		// It runs once per Agent, on a goroutine of its own (contain), so
 		// that a Goexit there cannot leave the Agent half prepared.
+		if isNil(a.Planner) {
+			a.prep = &prepared{err: ErrNoPlanner}
+			return
+		}
 		var p *prepared
 		what := "a tool's Spec"
 		if perr := contain(func() {
@@ -187,19 +191,25 @@ func (a *Agent) prepare() *prepared {
 
 func (a *Agent) prepareTools() *prepared {
 	p := &prepared{
-		instructions: a.Instructions,
-		tools:        make(map[string]*toolEntry, len(a.Tools)),
-		specs:        make([]ToolSpec, 0, len(a.Tools)),
-		store:        a.Store,
-		permission:   a.Permission,
-		maxTurns:     a.MaxTurns,
-		maxPar:       a.MaxParallelTools,
-		maxOutput:    a.MaxToolOutput,
-		toolTimeout:  a.ToolTimeout,
-		guard:        a.LoopGuard,
-		budget:       a.Budget,
-		noFinal:      a.NoFinalAnswer,
-		hooks:        slices.Clone(a.Hooks),
+		instructions:  a.Instructions,
+		tools:         make(map[string]*toolEntry, len(a.Tools)),
+		specs:         make([]ToolSpec, 0, len(a.Tools)),
+		store:         a.Store,
+		permission:    a.Permission,
+		maxTurns:      a.MaxTurns,
+		maxPar:        a.MaxParallelTools,
+		maxOutput:     a.MaxToolOutput,
+		toolTimeout:   a.ToolTimeout,
+		guard:         a.LoopGuard,
+		budget:        a.Budget,
+		noFinal:       a.NoFinalAnswer,
+		hooks:         slices.Clone(a.Hooks),
+		name:          a.Name,
+		planner:       a.Planner,
+		retry:         a.Retry,
+		compressor:    a.Compressor,
+		contextTokens: a.ContextTokens,
+		tokenCounter:  a.TokenCounter,
 	}
 	names := make([]string, 0, len(a.Tools))
 	for i, t := range a.Tools {

@@ -3,6 +3,7 @@ package agentrt_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,63 +48,45 @@ func TestClaimNilStoreKeepsSessionsInMemory(t *testing.T) {
 	require.ErrorIs(t, err, agenttest.ErrScriptExhausted, "the empty input did not fail with ErrEmptyInput: the session exists")
 }
 
-// TestClaimAgentFieldsFrozenAtTheFirstRun shows Agent's "Most fields are
-// frozen at the first Run": after it, a change to Instructions, Tools or
-// MaxTurns is not seen, while the Planner is read at each Run.
+// TestClaimAgentFieldsFrozenAtTheFirstRun shows Agent's "Every field is
+// frozen at the first Run": after it, a change to the Planner, Name,
+// Retry, Instructions, Tools or MaxTurns is not seen.
 func TestClaimAgentFieldsFrozenAtTheFirstRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	newScript := func() *agenttest.Planner {
-		return agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.CallTool("add", `{"a":3,"b":4}`), agenttest.Reply("done"))
-	}
-	ag := &agentrt.Agent{Instructions: "original", Planner: newScript(), Tools: []agentrt.Tool{addTool()}, MaxTurns: 5}
+	var names []string
+	first := agenttest.Script(
+		agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("one"),
+		agenttest.Fail(rateLimited()), agenttest.CallTool("add", `{"a":3,"b":4}`), agenttest.CallTool("add", `{"a":5,"b":6}`), agenttest.Reply("done"))
+	ag := &agentrt.Agent{Name: "first", Instructions: "original", Planner: first, Tools: []agentrt.Tool{addTool()}, MaxTurns: 5,
+		Retry: agentrt.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+		Hooks: []agentrt.Hooks{{OnRunStart: func(ctx context.Context, run *agentrt.RunInfo) context.Context {
+			names = append(names, run.Agent)
+			return ctx
+		}}}}
 	_, err := agenttest.Collect(ag.Run(ctx, "s1", "first"))
 	require.NoError(t, err)
 
-	second := newScript()
+	second := agenttest.Script(agenttest.Reply("never"))
 	ag.Planner = second
+	ag.Name = "renamed"
+	ag.Retry = agentrt.RetryPolicy{MaxAttempts: 1} // no retry
 	ag.Instructions = "changed"
 	ag.Tools = []agentrt.Tool{agentrt.NewTool("other", "Other.", func(context.Context, struct{}) (string, error) { return "", nil }, agentrt.ReadOnly())}
 	ag.MaxTurns = 1
 	events, err := agenttest.Collect(ag.Run(ctx, "s1", "second"))
-	require.NoError(t, err)
+	require.NoError(t, err, "the frozen Retry (2 attempts) retried the rate limit")
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, agentrt.StopComplete, done.Reason, "the frozen MaxTurns (5), not 1")
+	assert.Len(t, agenttest.Filter[agentrt.PlannerRetry](events), 1)
 	res := agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, res, 2)
-	assert.Equal(t, "3", res[0].Message.Content, "the frozen tool index: add, not other")
-	req := second.Requests()[0]
+	assert.Equal(t, "7", res[0].Message.Content, "the frozen tool index: add, not other")
+	assert.Empty(t, second.Requests(), "the frozen Planner")
+	req := first.Requests()[len(first.Requests())-1]
 	assert.Equal(t, "original", req.System, "the frozen instructions")
 	require.Len(t, req.Tools, 1)
 	assert.Equal(t, "add", req.Tools[0].Name, "the frozen tool specs")
 	assert.Equal(t, "user:first", claimTexts(req)[0], "the same in-memory sessions")
-}
-
-// TestClaimAgentFieldsReadAtEachRun shows Agent's "Planner, Retry, Name,
-// Compressor, ContextTokens and TokenCounter are read at each Run" for the
-// first three.
-func TestClaimAgentFieldsReadAtEachRun(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	var names []string
-	ag := &agentrt.Agent{
-		Name:    "first",
-		Planner: agenttest.Script(agenttest.Reply("one")),
-		Hooks: []agentrt.Hooks{{OnRunStart: func(ctx context.Context, run *agentrt.RunInfo) context.Context {
-			names = append(names, run.Agent)
-			return ctx
-		}}},
-	}
-	_, err := agenttest.Collect(ag.Run(ctx, "s", "a"))
-	require.NoError(t, err)
-
-	second := agenttest.Script(agenttest.Fail(rateLimited()), agenttest.Reply("two"))
-	ag.Planner = second
-	ag.Name = "renamed"
-	ag.Retry = agentrt.RetryPolicy{MaxAttempts: 1} // no retry
-	events, err := agenttest.Collect(ag.Run(ctx, "s", "b"))
-	require.ErrorIs(t, err, agentrt.ErrRateLimited, "the new Retry (1 attempt) is used")
-	assert.Empty(t, agenttest.Filter[agentrt.PlannerRetry](events))
-	assert.Len(t, second.Requests(), 1, "the new Planner is called")
-	assert.Equal(t, []string{"first", "renamed"}, names, "the new Name is seen")
+	assert.Equal(t, []string{"first", "first"}, names, "the frozen Name")
 }

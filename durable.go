@@ -56,7 +56,6 @@ func init() {
 // step keeps its own state, so several may run at once (the tools of a
 // parallel group).
 type durableLoop struct {
-	a          *Agent
 	p          *prepared // the Agent's, without its Store: the runtime stores
 	permission PermissionChecker
 	l          loop
@@ -68,16 +67,13 @@ type durableLoop struct {
 // when non-nil, replaces Agent.Permission in Decide and for the sub-agents
 // an AgentTool runs in Execute. It fails like Run for an invalid Agent.
 func newDurableLoop(a *Agent, sessionID string, permission PermissionChecker) (*durableLoop, error) {
-	if isNil(a.Planner) {
-		return nil, ErrNoPlanner
-	}
 	p := a.prepare()
 	if p.err != nil {
 		return nil, p.err
 	}
 	own := *p
 	own.store, own.records, own.syncer = nil, nil, nil
-	d := &durableLoop{a: a, p: &own, permission: p.permission}
+	d := &durableLoop{p: &own, permission: p.permission}
 	if permission != nil {
 		d.permission = permission
 	}
@@ -259,9 +255,9 @@ func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compact
 	case fatal != nil:
 		out.Err, out.Layer = fatal, layer
 	case planErr != nil:
-		out.Compact, out.Retry = planRetry(d.a.Retry, attempt, force, planErr)
+		out.Compact, out.Retry = planRetry(d.p.retry, attempt, force, planErr)
 		if out.Retry {
-			out.Delay, _ = d.a.Retry.delay(attempt, planErr)
+			out.Delay, _ = d.p.retry.delay(attempt, planErr)
 		}
 		out.Err, out.Layer = wrapf(planErr, "planner (turn %d)", req.Turn), layerOf(planErr)
 	default:
@@ -360,7 +356,6 @@ func (d *durableLoop) lookup(use Block) (*call, *ToolOutcome) {
 // no store.
 func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *run {
 	r := &run{
-		agent:      d.a,
 		p:          d.p,
 		permission: d.permission,
 		ctx:        ctx,

@@ -125,8 +125,8 @@ func TestJSONLConcurrentRunsOnOneSession(t *testing.T) {
 	assert.Equal(t, "one", msgs[0].Content)
 	assert.Equal(t, "first", msgs[1].Text())
 	// Once the run is over, the session is free.
-	ag.Planner = agenttest.Script(agenttest.Reply("second"))
-	_, err = agenttest.Collect(ag.Run(ctx, "s1", "again"))
+	next := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("second")), Store: s}
+	_, err = agenttest.Collect(next.Run(ctx, "s1", "again"))
 	require.NoError(t, err)
 	assert.Len(t, load(t, s, "s1"), 4)
 }

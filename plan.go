@@ -33,7 +33,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 		if planErr == nil {
 			return resp, true
 		}
-		compact, retry := planRetry(r.agent.Retry, attempt, compacted, planErr)
+		compact, retry := planRetry(r.p.retry, attempt, compacted, planErr)
 		// A failure after the run was cancelled is the cancellation's, and
 		// a cancelled run makes no further attempt; but a failure the
 		// planner returned while the run was live is its own, even when the
@@ -55,7 +55,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 		if !retry {
 			return nil, r.stop(StopError, layerOf(planErr), "", wrapf(planErr, "planner (turn %d)", r.l.turn))
 		}
-		d, asked := r.agent.Retry.delay(attempt, planErr)
+		d, asked := r.p.retry.delay(attempt, planErr)
 		r.traceRetry(attempt, planErr, d)
 		if !r.emit(PlannerRetry{Turn: r.l.turn, Attempt: attempt, Delay: d, Asked: asked, Err: planErr}) {
 			return nil, r.stopCancelled()
@@ -93,7 +93,7 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, 
 		r.tr.span = spanOf(ctx)
 	}
 	r.planStage = "Plan"
-	if perr := protect(&r.left, func() { resp, planErr = r.agent.Planner.Plan(ctx, req) }); perr != nil {
+	if perr := protect(&r.left, func() { resp, planErr = r.p.planner.Plan(ctx, req) }); perr != nil {
 		// A failure like an error it returned (never retried), which plan
 		// makes the run's error, or the cancellation's when the run was no
 		// longer live.
@@ -123,21 +123,21 @@ func layerOf(err error) Layer {
 // or what the Compressor makes of it. force is set after a context-length
 // error; without a Compressor a Window then keeps the recent half.
 func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
-	c := r.agent.Compressor
+	c := r.p.compressor
 	if c == nil {
 		if !force {
 			return msgs, nil
 		}
 		c = Window{}
 	}
-	count := r.agent.TokenCounter
+	count := r.p.tokenCounter
 	if count == nil {
 		count = estimateTokens
 	}
 	req := &CompressRequest{
 		SessionID: r.sessionID,
 		Messages:  msgs,
-		Budget:    r.agent.ContextTokens,
+		Budget:    r.p.contextTokens,
 		Count:     count,
 		Previous:  r.compact,
 		Force:     force,
@@ -150,7 +150,7 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 		// The trace's token count of what the planner is shown (Count is
 		// user code too).
 		if err == nil && res != nil && r.tr.on && !sameSlice(res.Messages, msgs) {
-			r.tr.viewTokens = viewTokens(res, count, r.agent.TokenCounter == nil)
+			r.tr.viewTokens = viewTokens(res, count, r.p.tokenCounter == nil)
 		}
 	}); perr != nil {
 		err = perr

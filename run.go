@@ -27,17 +27,12 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 			return
 		}
 		used = true
-		if isNil(a.Planner) {
-			yield(nil, ErrNoPlanner)
-			return
-		}
 		p := a.prepare()
 		if p.err != nil {
 			yield(nil, p.err)
 			return
 		}
 		r := &run{
-			agent:      a,
 			p:          p,
 			permission: p.permission,
 			sessionID:  sessionID,
@@ -63,7 +58,6 @@ func (a *Agent) run(ctx context.Context, sessionID, input string, opts runOption
 // run is the in-process runtime of one Run: it drives the loop, performs
 // its effects (planner and tool calls, the store) and yields the events.
 type run struct {
-	agent      *Agent
 	p          *prepared
 	l          loop // the turn logic (loop.go)
 	permission PermissionChecker
@@ -142,7 +136,7 @@ func (r *run) main(input string) {
 	}
 	r.onText = func(delta string) { r.traceText(); r.emit(TextDelta{Turn: r.l.turn, Text: delta}) }
 	if len(r.p.hooks) > 0 {
-		r.info = &RunInfo{Agent: r.agent.Name, SessionID: r.sessionID, Input: input, Start: r.tr.start, Provider: r.p.provider}
+		r.info = &RunInfo{Agent: r.p.name, SessionID: r.sessionID, Input: input, Start: r.tr.start, Provider: r.p.provider}
 		r.started = true
 		r.runStartHooks()
 	}
@@ -441,7 +435,7 @@ func (r *run) sync() error {
 
 // loadCompaction finds the last compaction recorded in a resumed session.
 func (r *run) loadCompaction() error {
-	if r.agent.Compressor == nil || len(r.l.history) == 0 {
+	if r.p.compressor == nil || len(r.l.history) == 0 {
 		return nil
 	}
 	rl, ok := r.p.store.(RecordStore)

@@ -125,7 +125,7 @@ func (r *run) tracePlan(view, full []Message) {
 		t.tokens = t.viewTokens // counted by compress
 	}
 	t.upTo = 0
-	if r.compact != nil && r.agent.Compressor != nil {
+	if r.compact != nil && r.p.compressor != nil {
 		t.upTo = r.compact.UpTo + 1
 	}
 }

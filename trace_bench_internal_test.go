@@ -15,7 +15,7 @@ func BenchmarkTraceTurn(b *testing.B) {
 	store := &MemoryStore{}
 	ag := &Agent{Planner: PlannerFunc(func(context.Context, *ModelRequest) (*ModelResponse, error) { return nil, nil }), Store: store}
 	p := ag.prepare()
-	r := &run{agent: ag, p: p, sessionID: "s", ctx: context.Background(), sctx: context.Background()}
+	r := &run{p: p, sessionID: "s", ctx: context.Background(), sctx: context.Background()}
 	r.l.init(p, "s", nil)
 	r.traceStart()
 	hist := []Message{NewUserMessage("go")}
@@ -58,10 +58,10 @@ func BenchmarkTraceRun(b *testing.B) {
 	}
 }
 
-func traceRun(store *MemoryStore, ag *Agent, p *prepared, resp, final *ModelResponse, traced bool) {
+func traceRun(store *MemoryStore, _ *Agent, p *prepared, resp, final *ModelResponse, traced bool) {
 	ctx := context.Background()
 	_ = store.Delete(ctx, "s")
-	r := &run{agent: ag, p: p, sessionID: "s", ctx: ctx, sctx: ctx}
+	r := &run{p: p, sessionID: "s", ctx: ctx, sctx: ctx}
 	r.l.init(p, "s", nil)
 	hist := []Message{NewUserMessage("go")}
 	_ = store.Append(ctx, "s", hist[0])
