@@ -214,55 +214,69 @@ func BenchmarkRunToolTurnLogged(b *testing.B) {
 	}
 }
 
-// BenchmarkRunVsBare interleaves one Run (as in BenchmarkRunToolTurn) and
-// one bare loop (as in BenchmarkBareLoop) in every iteration and reports
-// the ratio of their times, so that the noise of a shared machine hits
-// both alike. The target is a ratio of at most 3. The ratio flatters
-// Run: part of the garbage collection its allocations start runs while
-// the bare loop is timed, so it is lower than the ratio of the two
-// benchmarks run apart (see BenchmarkRunFloors).
+// BenchmarkRunVsBare interleaves one Run of N tool turns (the model calls
+// add N times, then answers) and the same work in a bare hand-written loop
+// (as in BenchmarkBareLoop) in every iteration, and reports the ratio of
+// their times, so that the noise of a shared machine hits both alike, and
+// Run's allocations per turn. The target is a ratio of at most 3 and at
+// most 13 allocations per tool turn, flat to N=1000. The ratio flatters
+// Run a little: part of the garbage collection its allocations start runs
+// while the bare loop is timed.
 func BenchmarkRunVsBare(b *testing.B) {
-	ctx := context.Background()
-	store := &agentrt.MemoryStore{}
-	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: benchPlanner(), Store: store}
-	planner := benchPlanner()
-	add := func(_ context.Context, raw json.RawMessage) (string, error) {
-		var in AddIn
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return "", err
-		}
-		return strconv.Itoa(in.A + in.B), nil
+	for _, turns := range []int{1, 10, 1000} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			ctx := context.Background()
+			store := &agentrt.MemoryStore{}
+			planner := turnPlanner(turns)
+			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
+			checkToolTurns(b, ag, turns)
+			add := func(_ context.Context, raw json.RawMessage) (string, error) {
+				var in AddIn
+				if err := json.Unmarshal(raw, &in); err != nil {
+					return "", err
+				}
+				return strconv.Itoa(in.A + in.B), nil
+			}
+			tools := map[string]func(context.Context, json.RawMessage) (string, error){"add": add}
+			var runTime, bareTime time.Duration
+			var runAllocs uint64
+			var ms runtime.MemStats
+			for b.Loop() {
+				_ = store.Delete(ctx, "s")
+				runtime.ReadMemStats(&ms)
+				m0 := ms.Mallocs
+				t0 := time.Now()
+				for _, err := range ag.Run(ctx, "s", "What is 2+40?") {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				t1 := time.Now()
+				runtime.ReadMemStats(&ms)
+				runAllocs += ms.Mallocs - m0
+				t2 := time.Now()
+				msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
+				for turn := 1; ; turn++ {
+					resp, _ := planner.Plan(ctx, &agentrt.ModelRequest{Turn: turn, Messages: msgs})
+					msgs = append(msgs, resp.Message)
+					if !resp.Message.HasToolUse() {
+						break
+					}
+					for _, u := range resp.Message.Blocks {
+						out, err := tools[u.Name](ctx, u.Input)
+						msgs = append(msgs, agentrt.NewToolResult(u.ID, out, err != nil))
+					}
+				}
+				bareTime += time.Since(t2)
+				runTime += t1.Sub(t0)
+			}
+			n := float64(b.N * turns)
+			b.ReportMetric(float64(runTime)/float64(bareTime), "run/bare")
+			b.ReportMetric(float64(runTime.Nanoseconds())/n, "run-ns/turn")
+			b.ReportMetric(float64(bareTime.Nanoseconds())/n, "bare-ns/turn")
+			b.ReportMetric(float64(runAllocs)/n, "run-allocs/turn")
+		})
 	}
-	tools := map[string]func(context.Context, json.RawMessage) (string, error){"add": add}
-	var runTime, bareTime time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		_ = store.Delete(ctx, "s")
-		for _, err := range ag.Run(ctx, "s", "What is 2+40?") {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		t1 := time.Now()
-		msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
-		for {
-			resp, _ := planner.Plan(ctx, &agentrt.ModelRequest{Messages: msgs})
-			msgs = append(msgs, resp.Message)
-			if !resp.Message.HasToolUse() {
-				break
-			}
-			for _, u := range resp.Message.Blocks {
-				out, err := tools[u.Name](ctx, u.Input)
-				msgs = append(msgs, agentrt.NewToolResult(u.ID, out, err != nil))
-			}
-		}
-		t2 := time.Now()
-		runTime += t1.Sub(t0)
-		bareTime += t2.Sub(t1)
-	}
-	b.ReportMetric(float64(runTime)/float64(bareTime), "run/bare")
-	b.ReportMetric(float64(runTime.Nanoseconds())/float64(b.N), "run-ns/op")
-	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/op")
 }
 
 // untracedStore is the memory store without its records: the runtime

@@ -225,7 +225,7 @@ func (r *run) turnEndHooks(ctx context.Context) {
 }
 
 // beforePlan runs the BeforePlan hooks; an error ends the run, after the
-// AfterPlan hooks of those that ran have seen it. It runs on the worker.
+// AfterPlan hooks of those that ran have seen it.
 func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Context, error) {
 	for i, h := range r.p.hooks {
 		if h.BeforePlan == nil {

@@ -1,6 +1,7 @@
 package agentrt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -42,13 +43,14 @@ type tracer struct {
 	msgs    int
 	tokens  int
 	// The token count of the Compressor's view, when it is not the
-	// history itself (compress counts it, on the worker).
+	// history itself (compress counts it).
 	viewTokens int
 	upTo       int // the compaction in use, +1; 0 for none
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
 	buf       []byte   // the record of the turn in progress
+	run       []byte   // the run's record, built at its end
 	sec       int64    // the Unix second of prefix, +1; 0 for none yet
 	prefix    [20]byte // "YYYY-MM-DDThh:mm:ss."
 	off       bool     // the store keeps no records
@@ -71,9 +73,9 @@ func viewTokens(res *CompressResult, count func([]Message) int, additive bool) i
 	return count(res.Messages)
 }
 
-// begin returns a new buffer for a record: one is built at a time, and
-// appendTrace hands it to the store, which may keep it.
-func (t *tracer) begin() []byte { return make([]byte, 0, 320) }
+// begin returns the run's record buffer, emptied: one record is built at
+// a time, and appendTrace hands the store a copy.
+func (t *tracer) begin() []byte { return t.buf[:0] }
 
 // traceStart begins the run's trace.
 func (r *run) traceStart() {
@@ -274,7 +276,6 @@ func (t *tracer) closeTurn() bool {
 func (r *run) traceTurnEnd() {
 	if t := &r.tr; t.closeTurn() {
 		r.appendTrace(RecordTurn, t.buf)
-		t.buf = nil // the store's now
 	}
 }
 
@@ -292,7 +293,7 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		}
 		r.traceModelCall(nil, err, o.layer)
 	}
-	b := make([]byte, 0, 256+len(t.buf))    // with room for the last turn
+	b := t.run[:0]                          // the run's record; the last turn's is still in t.buf
 	end := t.start.Add(time.Since(t.start)) // the monotonic clock only
 	b = append(b, `{"start":`...)
 	b = t.appendTime(b, t.start)
@@ -326,15 +327,16 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		b = append(b, t.buf...)
 	}
 	b = append(b, '}')
+	t.run = b
 	r.appendTrace(RecordRun, b)
 }
 
 // appendTrace writes a trace record. It is best effort: a trace record
 // the store refuses does not change the run (a broken store fails the
 // next message append, which stops the run).
-// The store may keep data.
+// The store keeps a copy of data.
 func (r *run) appendTrace(kind RecordKind, data []byte) {
-	_ = r.p.records.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: data})
+	_ = r.p.records.AppendRecord(r.sctx, r.sessionID, Record{Kind: kind, Data: bytes.Clone(data)})
 }
 
 // Tool call outcomes, in the "outcome" of a RecordToolCall record.
