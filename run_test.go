@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +16,310 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
 )
+
+// claimStore is a MemoryStore that logs every call the runtime makes to
+// it, with the abilities of a JSONLStore: Locker, RecordStore and Syncer.
+// Others (tools, planners) may add their own entries to the same log with
+// note, so that the order of store writes and callbacks can be checked.
+type claimStore struct {
+	mem *agentrt.MemoryStore
+	mu  sync.Mutex
+	log []string
+}
+
+var _ interface {
+	agentrt.SessionStore
+	agentrt.Locker
+	agentrt.RecordStore
+	agentrt.Syncer
+} = (*claimStore)(nil)
+
+func newClaimStore() *claimStore { return &claimStore{mem: &agentrt.MemoryStore{}} }
+
+// note appends an entry to the log.
+func (s *claimStore) note(entry string) {
+	s.mu.Lock()
+	s.log = append(s.log, entry)
+	s.mu.Unlock()
+}
+
+// entries returns a copy of the log.
+func (s *claimStore) entries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
+
+// claimDescribe names a message in the log: "user", "assistant",
+// "assistant[call_1,call_2]" for one that calls tools, "result:call_1".
+func claimDescribe(m agentrt.Message) string {
+	switch {
+	case m.Role == agentrt.RoleTool:
+		return "result:" + m.ToolUseID
+	case m.HasToolUse():
+		var ids []string
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse {
+				ids = append(ids, b.ID)
+			}
+		}
+		return string(m.Role) + "[" + strings.Join(ids, ",") + "]"
+	}
+	return string(m.Role)
+}
+
+func (s *claimStore) Append(ctx context.Context, id string, m agentrt.Message) error {
+	s.note("append:" + claimDescribe(m))
+	return s.mem.Append(ctx, id, m)
+}
+
+func (s *claimStore) Load(ctx context.Context, id string) ([]agentrt.Message, error) {
+	s.note("load")
+	return s.mem.Load(ctx, id)
+}
+
+func (s *claimStore) List(ctx context.Context) ([]agentrt.SessionInfo, error) {
+	s.note("list")
+	return s.mem.List(ctx)
+}
+
+func (s *claimStore) Delete(ctx context.Context, id string) error {
+	s.note("delete")
+	return s.mem.Delete(ctx, id)
+}
+
+func (s *claimStore) Lock(ctx context.Context, id string) (func(), error) {
+	s.note("lock")
+	unlock, err := s.mem.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return func() { s.note("unlock"); unlock() }, nil
+}
+
+func (s *claimStore) AppendRecord(ctx context.Context, id string, rec agentrt.Record) error {
+	s.note("record:" + string(rec.Kind))
+	return s.mem.AppendRecord(ctx, id, rec)
+}
+
+func (s *claimStore) LoadRecords(ctx context.Context, id string) ([]agentrt.Record, error) {
+	s.note("load-records")
+	return s.mem.LoadRecords(ctx, id)
+}
+
+func (s *claimStore) Sync(context.Context, string) error {
+	s.note("sync")
+	return nil
+}
+
+// claimOpen returns the tool_use ids of msgs that have no tool result
+// after them, in order.
+func claimOpen(msgs []agentrt.Message) []string {
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleTool {
+			answered[m.ToolUseID] = true
+		}
+	}
+	var open []string
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse && !answered[b.ID] {
+				open = append(open, b.ID)
+			}
+		}
+	}
+	return open
+}
+
+// claimSpecCounter is a tool that counts the calls of its Spec.
+type claimSpecCounter struct {
+	agentrt.Tool
+	specs *atomic.Int32
+}
+
+func (c claimSpecCounter) Spec() agentrt.ToolSpec {
+	c.specs.Add(1)
+	return c.Tool.Spec()
+}
+
+// TestClaimRunDoesNothingUntilRanged shows what Agent.Run and README's
+// Concepts table say: Run "does nothing until ranged". Calling Run without
+// ranging over its iterator calls no planner (nor a tool's Spec), takes no
+// lock and reads or writes nothing in the store; ranging it later does the
+// run.
+func TestClaimRunDoesNothingUntilRanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var plans, specs atomic.Int32
+	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("3"))
+	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		plans.Add(1)
+		return script.Plan(ctx, req)
+	})
+	store := newClaimStore()
+	ag := &agentrt.Agent{Planner: planner, Store: store, Tools: []agentrt.Tool{claimSpecCounter{addTool(), &specs}}}
+
+	seq := ag.Run(ctx, "s1", "What is 1+2?")
+	require.NotNil(t, seq)
+	_ = ag.Run(ctx, "s1", "a second Run, never ranged")
+
+	assert.Zero(t, plans.Load(), "no planner call")
+	assert.Zero(t, specs.Load(), "the Agent is not even prepared")
+	assert.Empty(t, store.entries(), "no lock, no load, no write")
+	unlock, err := store.mem.Lock(ctx, "s1")
+	require.NoError(t, err, "the session is not locked")
+	unlock()
+	msgs, err := store.mem.Load(ctx, "s1")
+	require.NoError(t, err)
+	assert.Empty(t, msgs, "nothing is stored")
+
+	// Ranging it does the run: the probes above see work when there is some.
+	events, err := agenttest.Collect(seq)
+	require.NoError(t, err)
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	assert.Equal(t, "3", done.FinalText)
+	assert.Equal(t, int32(2), plans.Load())
+	assert.Equal(t, int32(1), specs.Load())
+	log := store.entries()
+	require.NotEmpty(t, log)
+	assert.Equal(t, "lock", log[0])
+	assert.Equal(t, "unlock", log[len(log)-1])
+	assert.Contains(t, log, "append:user")
+	msgs, err = store.mem.Load(ctx, "s1")
+	require.NoError(t, err)
+	assert.Len(t, msgs, 4)
+}
+
+// TestClaimFinalTextEmptyWithoutAnAnswer shows README's "Done.FinalText is
+// only ever the model's answer; the runtime's own explanation of a stop is
+// in Done.Detail" and Done.FinalText's "(empty when it gave none or with
+// Agent.NoFinalAnswer)": a run that stops without an answer has an empty
+// FinalText, even though the model wrote text along with its tool calls,
+// and its Detail says why it stopped.
+func TestClaimFinalTextEmptyWithoutAnAnswer(t *testing.T) {
+	t.Parallel()
+	// A turn whose text is not an answer: it comes with a tool call.
+	working := func(id string) agenttest.Step {
+		return agenttest.Respond(agentrt.NewAssistantMessage(
+			agentrt.TextBlock("let me add "+id),
+			agentrt.ToolUseBlock(id, "add", []byte(`{"a":1,"b":2}`))))
+	}
+	tests := []struct {
+		name    string
+		steps   []agenttest.Step
+		setup   func(ag *agentrt.Agent)
+		reason  agentrt.StopReason
+		detail  string
+		wantErr bool
+	}{
+		{
+			name:   "max turns with NoFinalAnswer",
+			steps:  []agenttest.Step{working("c1"), working("c2")},
+			setup:  func(ag *agentrt.Agent) { ag.MaxTurns = 2; ag.NoFinalAnswer = true },
+			reason: agentrt.StopMaxTurns, detail: "it made 2 turns without a final answer",
+		},
+		{
+			name:   "max turns, the final answer is a tool call without text",
+			steps:  []agenttest.Step{working("c1"), agenttest.CallTool("add", `{"a":3,"b":4}`)},
+			setup:  func(ag *agentrt.Agent) { ag.MaxTurns = 1 },
+			reason: agentrt.StopMaxTurns, detail: "it made 1 turns without a final answer",
+		},
+		{
+			name:   "budget with NoFinalAnswer",
+			steps:  []agenttest.Step{working("c1").WithUsage(agentrt.Usage{InputTokens: 100, OutputTokens: 100})},
+			setup:  func(ag *agentrt.Agent) { ag.Budget.MaxTokens = 10; ag.NoFinalAnswer = true },
+			reason: agentrt.StopBudgetExceeded, detail: "budget_exceeded",
+		},
+		{
+			name:   "planner error",
+			steps:  []agenttest.Step{working("c1"), agenttest.Fail(errors.New("model exploded"))},
+			reason: agentrt.StopError, detail: "model exploded", wantErr: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			script := agenttest.Script(tc.steps...)
+			ag, store := newAgent(script, addTool())
+			if tc.setup != nil {
+				tc.setup(ag)
+			}
+			events, msgs, err := runAgent(t, ag, store, "go")
+			if tc.wantErr {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			script.AssertDone(t)
+			done, ok := agenttest.Done(events)
+			require.True(t, ok)
+			assert.Equal(t, tc.reason, done.Reason)
+			assert.Empty(t, done.FinalText, "no answer: FinalText is empty")
+			assert.Contains(t, done.Detail, tc.detail, "the runtime's explanation is in Detail")
+			// The model did write text in the session.
+			assert.Contains(t, msgs[1].Text(), "let me add c1")
+		})
+	}
+}
+
+// failingAfterCancel is a MemoryStore that cannot append the result of
+// call_2 once the run was cancelled: the stop cannot answer that call.
+type failingAfterCancel struct {
+	*agentrt.MemoryStore
+	ctx context.Context
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (s failingAfterCancel) Append(ctx context.Context, id string, m agentrt.Message) error {
+	if s.ctx.Err() != nil && m.ToolUseID == "call_2" {
+		return errDiskFull
+	}
+	return s.MemoryStore.Append(ctx, id, m)
+}
+
+// TestStoreFailureAtACancelledStopIsReported: when a cancelled run's stop
+// cannot store the results of the calls it answers, the run still ends
+// cancelled, and its error wraps both the cancellation and the store's
+// failure, so that the caller learns the session has calls left open
+// (the next run answers them).
+func TestStoreFailureAtACancelledStopIsReported(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	script := agenttest.Script(
+		agenttest.CallTools(agenttest.ToolUse("cancel", `{}`), agenttest.ToolUse("add", `{"a":1,"b":2}`)),
+		agenttest.Reply("never"))
+	mem := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Planner: script, Tools: []agentrt.Tool{claimCanceller(&cancel), addTool()}, MaxParallelTools: 1,
+		Store: failingAfterCancel{MemoryStore: mem, ctx: ctx}}
+	events, err := agenttest.Collect(ag.Run(ctx, "s", "go"))
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	assert.Equal(t, agentrt.StopCancelled, done.Reason)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, errDiskFull, "the store's failure is not dropped")
+
+	// The next run answers the calls left open.
+	next := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("ok")), Store: mem}
+	_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
+	require.NoError(t, err)
+	msgs, err := mem.Load(context.Background(), "s")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+}
+
+// claimCanceller returns a tool that cancels the run's context (the
+// caller's: cancel) and returns its context's error.
+func claimCanceller(cancel *context.CancelFunc) agentrt.Tool {
+	return agentrt.NewTool("cancel", "Cancels the run.", func(ctx context.Context, _ struct{}) (string, error) {
+		(*cancel)()
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, agentrt.ReadOnly())
+}
 
 // claimYields checks, at each event of a run, what the store holds against
 // what the events so far announced: the durability the docs claim at every
