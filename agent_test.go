@@ -596,10 +596,10 @@ func TestRunUsageAccounting(t *testing.T) {
 	assert.Equal(t, 2, n)
 }
 
-// TestClaimDefaultMaxTurns shows Agent.MaxTurns' "0 means 20": a planner
+// TestDefaultMaxTurns shows Agent.MaxTurns' "0 means 20": a planner
 // that always calls a tool is stopped after 20 turns with max_turns (plus
 // the final answer without tools, unless NoFinalAnswer).
-func TestClaimDefaultMaxTurns(t *testing.T) {
+func TestDefaultMaxTurns(t *testing.T) {
 	t.Parallel()
 	for _, noFinal := range []bool{true, false} {
 		t.Run(fmt.Sprintf("NoFinalAnswer=%v", noFinal), func(t *testing.T) {
@@ -649,10 +649,10 @@ func (badNameTool) Decode(raw json.RawMessage) (any, error) { return raw, nil }
 
 func (badNameTool) Execute(context.Context, any) (string, error) { return "", nil }
 
-// TestClaimInvalidToolNameIsAnInvalidAgent: a Tool whose Spec has a name
+// TestInvalidToolNameIsAnInvalidAgent: a Tool whose Spec has a name
 // outside ^[a-zA-Z0-9_-]{1,64}$ makes the Agent invalid (ErrInvalidAgent),
 // reported by every Run, with no planner call.
-func TestClaimInvalidToolNameIsAnInvalidAgent(t *testing.T) {
+func TestInvalidToolNameIsAnInvalidAgent(t *testing.T) {
 	t.Parallel()
 	script := agenttest.Script()
 	ag := &agentrt.Agent{Planner: script, Tools: []agentrt.Tool{badNameTool{}}}
@@ -665,8 +665,8 @@ func TestClaimInvalidToolNameIsAnInvalidAgent(t *testing.T) {
 	assert.Empty(t, script.Requests())
 }
 
-// claimTexts returns the messages of a request as "role:text".
-func claimTexts(req agentrt.ModelRequest) []string {
+// requestTexts returns the messages of a request as "role:text".
+func requestTexts(req agentrt.ModelRequest) []string {
 	var out []string
 	for _, m := range req.Messages {
 		out = append(out, string(m.Role)+":"+m.Text())
@@ -674,11 +674,11 @@ func claimTexts(req agentrt.ModelRequest) []string {
 	return out
 }
 
-// TestClaimNilStoreKeepsSessionsInMemory shows Agent.Store's "Nil means an
+// TestNilStoreKeepsSessionsInMemory shows Agent.Store's "Nil means an
 // in-memory store owned by this Agent (sessions live as long as the Agent
 // value)": a second Run on the same session id continues the first run's
 // conversation, and another session id starts afresh.
-func TestClaimNilStoreKeepsSessionsInMemory(t *testing.T) {
+func TestNilStoreKeepsSessionsInMemory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	script := agenttest.Script(agenttest.Reply("one"), agenttest.Reply("two"), agenttest.Reply("three"))
@@ -689,9 +689,9 @@ func TestClaimNilStoreKeepsSessionsInMemory(t *testing.T) {
 	}
 	reqs := script.Requests()
 	require.Len(t, reqs, 3)
-	assert.Equal(t, []string{"user:first"}, claimTexts(reqs[0]))
-	assert.Equal(t, []string{"user:first", "assistant:one", "user:second"}, claimTexts(reqs[1]), "the second run sees the first run's messages")
-	assert.Equal(t, []string{"user:other"}, claimTexts(reqs[2]), "another session starts empty")
+	assert.Equal(t, []string{"user:first"}, requestTexts(reqs[0]))
+	assert.Equal(t, []string{"user:first", "assistant:one", "user:second"}, requestTexts(reqs[1]), "the second run sees the first run's messages")
+	assert.Equal(t, []string{"user:other"}, requestTexts(reqs[2]), "another session starts empty")
 	// An empty input continues the session, which the Agent still holds.
 	script2 := agenttest.Script(agenttest.Reply("again"))
 	ag2 := &agentrt.Agent{Planner: script2}
@@ -701,10 +701,10 @@ func TestClaimNilStoreKeepsSessionsInMemory(t *testing.T) {
 	require.ErrorIs(t, err, agenttest.ErrScriptExhausted, "the empty input did not fail with ErrEmptyInput: the session exists")
 }
 
-// TestClaimAgentFieldsFrozenAtTheFirstRun shows Agent's "Most fields are
+// TestAgentToolsAndLimitsFrozenAtTheFirstRun shows Agent's "Most fields are
 // frozen at the first Run": after it, a change to Instructions, Tools or
 // MaxTurns is not seen, while the Planner is read at each Run.
-func TestClaimAgentFieldsFrozenAtTheFirstRun(t *testing.T) {
+func TestAgentToolsAndLimitsFrozenAtTheFirstRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	newScript := func() *agenttest.Planner {
@@ -730,13 +730,13 @@ func TestClaimAgentFieldsFrozenAtTheFirstRun(t *testing.T) {
 	assert.Equal(t, "original", req.System, "the frozen instructions")
 	require.Len(t, req.Tools, 1)
 	assert.Equal(t, "add", req.Tools[0].Name, "the frozen tool specs")
-	assert.Equal(t, "user:first", claimTexts(req)[0], "the same in-memory sessions")
+	assert.Equal(t, "user:first", requestTexts(req)[0], "the same in-memory sessions")
 }
 
-// TestClaimAgentFieldsReadAtEachRun shows Agent's "Planner, Retry, Name,
+// TestAgentFieldsReadAtEachRun shows Agent's "Planner, Retry, Name,
 // Compressor, ContextTokens and TokenCounter are read at each Run" for the
 // first three.
-func TestClaimAgentFieldsReadAtEachRun(t *testing.T) {
+func TestAgentFieldsReadAtEachRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var names []string

@@ -16,12 +16,12 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 )
 
-// TestClaimDefaultMaxParallelTools shows Agent.MaxParallelTools' "0 means
+// TestDefaultMaxParallelTools shows Agent.MaxParallelTools' "0 means
 // 4": of eight read-only calls in one assistant message, exactly four run
 // at once. Each call blocks on a gate; synctest.Wait returns once every
 // goroutine is blocked, so the count of calls running then is the most
 // that can run, with no sleep.
-func TestClaimDefaultMaxParallelTools(t *testing.T) {
+func TestDefaultMaxParallelTools(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		max, want int
@@ -72,11 +72,11 @@ func TestClaimDefaultMaxParallelTools(t *testing.T) {
 	}
 }
 
-// TestClaimDefaultMaxToolOutput shows Agent.MaxToolOutput: 0 means 64 KiB
+// TestDefaultMaxToolOutput shows Agent.MaxToolOutput: 0 means 64 KiB
 // (a longer output is cut with a note saying how much was cut, and the
 // whole output is in ToolResult.FullOutput); a negative value means no
 // cap.
-func TestClaimDefaultMaxToolOutput(t *testing.T) {
+func TestDefaultMaxToolOutput(t *testing.T) {
 	t.Parallel()
 	const kib64 = 64 << 10
 	tests := []struct {
@@ -119,19 +119,19 @@ func TestClaimDefaultMaxToolOutput(t *testing.T) {
 	}
 }
 
-// claimTimeoutIn is the input of the tools of the timeout claims: Work is
+// stubbornIn is the input of stubbornTool: Work is
 // how long the call works, in virtual time (synctest), whatever its
 // context says.
-type claimTimeoutIn struct {
+type stubbornIn struct {
 	Work string `json:"work"`
 }
 
-// claimStubbornTool returns a read-only tool that works for its input's
+// stubbornTool returns a read-only tool that works for its input's
 // duration, ignoring its context, then succeeds with "finished <name>";
 // returned counts the calls that have returned.
-func claimStubbornTool(name string, returned *atomic.Int32, opts ...agentrt.ToolOption) agentrt.Tool {
+func stubbornTool(name string, returned *atomic.Int32, opts ...agentrt.ToolOption) agentrt.Tool {
 	opts = append([]agentrt.ToolOption{agentrt.ReadOnly()}, opts...)
-	return agentrt.NewTool(name, "Works for a while and ignores its context.", func(_ context.Context, in claimTimeoutIn) (string, error) {
+	return agentrt.NewTool(name, "Works for a while and ignores its context.", func(_ context.Context, in stubbornIn) (string, error) {
 		d, err := time.ParseDuration(in.Work)
 		if err != nil {
 			return "", err
@@ -142,14 +142,14 @@ func claimStubbornTool(name string, returned *atomic.Int32, opts ...agentrt.Tool
 	}, opts...)
 }
 
-// TestClaimToolTimeout shows what README ("A tool's timeout ... cancels its
+// TestToolTimeout shows what README ("A tool's timeout ... cancels its
 // context; if the tool ignores that and returns later, its late output is
 // discarded and the model gets the "timed out" result, but Run still waits
 // for it to return"), Agent.ToolTimeout ("bounds each call of a tool that has
 // no timeout of its own") and WithTimeout say, and that a tool's own
 // WithTimeout wins over Agent.ToolTimeout whether it is shorter or longer.
 // Time is synctest's virtual clock, so durations are exact.
-func TestClaimToolTimeout(t *testing.T) {
+func TestToolTimeout(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name         string
@@ -181,7 +181,7 @@ func TestClaimToolTimeout(t *testing.T) {
 				script := agenttest.Script(
 					agenttest.CallTool("slow", fmt.Sprintf(`{"work":%q}`, tc.work)),
 					agenttest.Reply("ok"))
-				ag, store := newAgent(script, claimStubbornTool("slow", &returned, opts...))
+				ag, store := newAgent(script, stubbornTool("slow", &returned, opts...))
 				ag.ToolTimeout = tc.agentTimeout
 
 				var called time.Time
@@ -222,11 +222,11 @@ func TestClaimToolTimeout(t *testing.T) {
 	}
 }
 
-// TestClaimToolTimeoutInParallelGroup: the same holds for a call of a group
+// TestToolTimeoutInParallelGroup: the same holds for a call of a group
 // of read-only calls run together, and the group's other calls are not
 // affected: each gets its own result, in tool_use order, and the group ends
 // (the next planner call) only when the stubborn call has returned.
-func TestClaimToolTimeoutInParallelGroup(t *testing.T) {
+func TestToolTimeoutInParallelGroup(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var returned atomic.Int32
@@ -239,9 +239,9 @@ func TestClaimToolTimeoutInParallelGroup(t *testing.T) {
 				agenttest.ToolUse("slow", `{"work":"1500ms"}`)), // under 2s: fine
 			agenttest.Reply("ok"))
 		ag, store := newAgent(script,
-			claimStubbornTool("slow", &returned),
-			claimStubbornTool("short", &returned, agentrt.WithTimeout(500*time.Millisecond)),
-			claimStubbornTool("long", &returned, agentrt.WithTimeout(10*time.Second)))
+			stubbornTool("slow", &returned),
+			stubbornTool("short", &returned, agentrt.WithTimeout(500*time.Millisecond)),
+			stubbornTool("long", &returned, agentrt.WithTimeout(10*time.Second)))
 		ag.ToolTimeout = 2 * time.Second
 		ag.MaxParallelTools = 5 // the whole group at once
 

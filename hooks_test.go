@@ -253,19 +253,19 @@ func TestRunInfoStartWithoutRecords(t *testing.T) {
 	}
 }
 
-// claimHookLog records hook calls as "name:stage".
-type claimHookLog struct {
+// hookLog records hook calls as "name:stage".
+type hookLog struct {
 	mu  sync.Mutex
 	log []string
 }
 
-func (l *claimHookLog) add(s string) {
+func (l *hookLog) add(s string) {
 	l.mu.Lock()
 	l.log = append(l.log, s)
 	l.mu.Unlock()
 }
 
-func (l *claimHookLog) entries() []string {
+func (l *hookLog) entries() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.log...)
@@ -275,7 +275,7 @@ func (l *claimHookLog) entries() []string {
 // and AfterTool calls; failPlan and failTool, when set, make its
 // BeforePlan or BeforeTool fail with them. An AfterPlan records whether it
 // saw an error, an AfterTool the outcome it saw.
-func (l *claimHookLog) hooks(name string, failPlan, failTool func() error) agentrt.Hooks {
+func (l *hookLog) hooks(name string, failPlan, failTool func() error) agentrt.Hooks {
 	return agentrt.Hooks{
 		BeforePlan: func(ctx context.Context, _ *agentrt.ModelRequest) (context.Context, error) {
 			l.add(name + ":before-plan")
@@ -301,14 +301,14 @@ func (l *claimHookLog) hooks(name string, failPlan, failTool func() error) agent
 	}
 }
 
-// TestClaimAfterPlanRunsWhenALaterBeforePlanFails shows Hooks.AfterPlan's
+// TestAfterPlanRunsWhenALaterBeforePlanFails shows Hooks.AfterPlan's
 // "When the BeforePlan of Agent.Hooks[i] fails, the AfterPlan of each Hooks
 // before i is still called (in reverse order, with the failure)": with hooks A, B, C, D
 // where C's BeforePlan fails (an error or a panic), A and B see the failure
 // in their AfterPlan, B first; C's own AfterPlan is not called (its
 // BeforePlan failed), nor is anything of D's; the run ends with an error
 // naming the hook.
-func TestClaimAfterPlanRunsWhenALaterBeforePlanFails(t *testing.T) {
+func TestAfterPlanRunsWhenALaterBeforePlanFails(t *testing.T) {
 	t.Parallel()
 	refusal := errors.New("refused")
 	for name, fail := range map[string]func() error{
@@ -317,7 +317,7 @@ func TestClaimAfterPlanRunsWhenALaterBeforePlanFails(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var l claimHookLog
+			var l hookLog
 			script := agenttest.Script(agenttest.Reply("never"))
 			ag, store := newAgent(script)
 			ag.Hooks = []agentrt.Hooks{l.hooks("A", nil, nil), l.hooks("B", nil, nil), l.hooks("C", fail, nil), l.hooks("D", nil, nil)}
@@ -341,7 +341,7 @@ func TestClaimAfterPlanRunsWhenALaterBeforePlanFails(t *testing.T) {
 	}
 }
 
-// TestClaimAfterToolRunsWhenALaterBeforeToolBlocks shows Hooks.AfterTool's
+// TestAfterToolRunsWhenALaterBeforeToolBlocks shows Hooks.AfterTool's
 // "When the BeforeTool of Agent.Hooks[i] blocks the call, the AfterTool of
 // each Hooks before i is still called (in reverse order) and sees the
 // block": with hooks A, B, C, D
@@ -353,7 +353,7 @@ func TestClaimAfterPlanRunsWhenALaterBeforePlanFails(t *testing.T) {
 // Hooks.AfterTool's doc: for a blocked call it sees the block but cannot
 // change it. The hooks here change the content; the model sees the block's
 // reason all the same.
-func TestClaimAfterToolRunsWhenALaterBeforeToolBlocks(t *testing.T) {
+func TestAfterToolRunsWhenALaterBeforeToolBlocks(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
@@ -367,7 +367,7 @@ func TestClaimAfterToolRunsWhenALaterBeforeToolBlocks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var l claimHookLog
+			var l hookLog
 			ran := false
 			tool := agentrt.NewTool("add", "Add.", func(_ context.Context, in AddIn) (int, error) { ran = true; return in.A + in.B, nil }, agentrt.ReadOnly())
 			script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("ok"))
@@ -397,12 +397,12 @@ func TestClaimAfterToolRunsWhenALaterBeforeToolBlocks(t *testing.T) {
 	}
 }
 
-// TestClaimAfterHooksOfAHookWithoutItsBefore: "the AfterPlan (AfterTool) of
+// TestAfterHooksOfAHookWithoutItsBefore: "the AfterPlan (AfterTool) of
 // each Hooks before i" includes a Hooks that has an AfterPlan (AfterTool)
 // but no BeforePlan (BeforeTool), as on a run where nothing fails.
-func TestClaimAfterHooksOfAHookWithoutItsBefore(t *testing.T) {
+func TestAfterHooksOfAHookWithoutItsBefore(t *testing.T) {
 	t.Parallel()
-	var l claimHookLog
+	var l hookLog
 	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("ok"))
 	ag, store := newAgent(script, addTool())
 	a, b, c := l.hooks("A", nil, nil), l.hooks("B", nil, nil), l.hooks("C", nil, func() error { return errors.New("blocked") })

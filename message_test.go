@@ -9,9 +9,9 @@ import (
 	"github.com/agentrt/agentrt"
 )
 
-// TestClaimHasToolUseDoesNotAllocate shows Message.HasToolUse's "Unlike
+// TestHasToolUseDoesNotAllocate shows Message.HasToolUse's "Unlike
 // ToolUses it does not allocate".
-func TestClaimHasToolUseDoesNotAllocate(t *testing.T) {
+func TestHasToolUseDoesNotAllocate(t *testing.T) {
 	msg := agentrt.NewAssistantMessage(agentrt.TextBlock("let me see"), agentrt.ToolUseBlock("c1", "add", json.RawMessage(`{}`)))
 	var has bool
 	allocs := testing.AllocsPerRun(100, func() { has = msg.HasToolUse() })

@@ -11,11 +11,11 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 )
 
-// TestClaimInvalidPatternRemembersNothing shows Decision.Pattern's "An
+// TestInvalidPatternRemembersNothing shows Decision.Pattern's "An
 // invalid pattern remembers nothing": an "always" answer with a pattern
 // that does not compile is asked again on the next call, while one with a
 // valid pattern that matches is not.
-func TestClaimInvalidPatternRemembersNothing(t *testing.T) {
+func TestInvalidPatternRemembersNothing(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		pattern string

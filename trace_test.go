@@ -206,9 +206,9 @@ func TestTraceRecordsOfALongRun(t *testing.T) {
 	assert.Equal(t, "success", run["layer"])
 }
 
-// claimTracedCall is an entry of a turn record's tool_calls
+// tracedCall is an entry of a turn record's tool_calls
 // (docs/jsonl-format.md).
-type claimTracedCall struct {
+type tracedCall struct {
 	ToolUseID  string   `json:"tool_use_id"`
 	Tool       string   `json:"tool"`
 	Start      string   `json:"start"`
@@ -216,16 +216,16 @@ type claimTracedCall struct {
 	Outcome    string   `json:"outcome"`
 }
 
-// claimTracedCalls returns the tool_calls of the session's turn records
+// tracedCalls returns the tool_calls of the session's turn records
 // and of its run records' last_turn, in order.
-func claimTracedCalls(t *testing.T, store agentrt.RecordStore, id string) []claimTracedCall {
+func tracedCalls(t *testing.T, store agentrt.RecordStore, id string) []tracedCall {
 	t.Helper()
 	recs, err := store.LoadRecords(context.Background(), id)
 	require.NoError(t, err)
 	type turn struct {
-		ToolCalls []claimTracedCall `json:"tool_calls"`
+		ToolCalls []tracedCall `json:"tool_calls"`
 	}
-	var calls []claimTracedCall
+	var calls []tracedCall
 	for _, r := range recs {
 		var tr turn
 		switch r.Kind {
@@ -245,12 +245,12 @@ func claimTracedCalls(t *testing.T, store agentrt.RecordStore, id string) []clai
 	return calls
 }
 
-// TestClaimTraceOutcomeCancelledDuringATool shows docs/jsonl-format.md's
+// TestTraceOutcomeCancelledDuringATool shows docs/jsonl-format.md's
 // tool_calls outcome "cancelled" for a call the caller's context cancelled
 // while it ran (the tool returns ctx.Err()): the run's record (last_turn)
 // lists it with its start and duration, as a call that ran. In both stores
 // that keep records: a MemoryStore and a JSONLStore.
-func TestClaimTraceOutcomeCancelledDuringATool(t *testing.T) {
+func TestTraceOutcomeCancelledDuringATool(t *testing.T) {
 	t.Parallel()
 	for name, newStore := range map[string]func(t *testing.T) agentrt.SessionStore{
 		"memory": func(*testing.T) agentrt.SessionStore { return &agentrt.MemoryStore{} },
@@ -263,7 +263,7 @@ func TestClaimTraceOutcomeCancelledDuringATool(t *testing.T) {
 			store := newStore(t)
 			ag := &agentrt.Agent{
 				Planner: agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.CallTool("cancel", `{}`), agenttest.Reply("never")),
-				Tools:   []agentrt.Tool{addTool(), claimCanceller(&cancel)},
+				Tools:   []agentrt.Tool{addTool(), cancellerTool(&cancel)},
 				Store:   store,
 			}
 			events, err := agenttest.Collect(ag.Run(ctx, "s1", "go"))
@@ -274,7 +274,7 @@ func TestClaimTraceOutcomeCancelledDuringATool(t *testing.T) {
 			require.Len(t, res, 2)
 			assert.Contains(t, res[1].Message.Content, `cancelled: the run was stopped while tool "cancel" was running`)
 
-			calls := claimTracedCalls(t, store.(agentrt.RecordStore), "s1")
+			calls := tracedCalls(t, store.(agentrt.RecordStore), "s1")
 			require.Len(t, calls, 2)
 			assert.Equal(t, "call_1", calls[0].ToolUseID)
 			assert.Equal(t, "ok", calls[0].Outcome)
@@ -287,12 +287,12 @@ func TestClaimTraceOutcomeCancelledDuringATool(t *testing.T) {
 	}
 }
 
-// TestClaimTraceOutcomeCancelledBeforeATool shows the outcome "cancelled"
+// TestTraceOutcomeCancelledBeforeATool shows the outcome "cancelled"
 // of a call that did not run because the run was cancelled before it: the
 // caller cancels on the call's ToolCall event. The call has no start or
 // duration ("absent for a call that did not run"). Alone, and in a group of
 // read-only calls run together.
-func TestClaimTraceOutcomeCancelledBeforeATool(t *testing.T) {
+func TestTraceOutcomeCancelledBeforeATool(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
 		step  agenttest.Step
@@ -328,7 +328,7 @@ func TestClaimTraceOutcomeCancelledBeforeATool(t *testing.T) {
 			for _, r := range results {
 				assert.Contains(t, r.Message.Content, `cancelled: the run was stopped before tool "add" ran`)
 			}
-			calls := claimTracedCalls(t, store, "s1")
+			calls := tracedCalls(t, store, "s1")
 			require.Len(t, calls, len(results))
 			for i, c := range calls {
 				assert.Equal(t, results[i].Message.ToolUseID, c.ToolUseID)
@@ -340,20 +340,20 @@ func TestClaimTraceOutcomeCancelledBeforeATool(t *testing.T) {
 	}
 }
 
-// TestClaimTraceOutcomeCancelledAfterACancellingTool looks at the calls of
+// TestTraceOutcomeCancelledAfterACancellingTool looks at the calls of
 // a turn that follow a call during which the caller cancelled the run: they
 // are not run, and each gets a "cancelled ... before tool ran" result.
 // docs/jsonl-format.md says a turn record's tool_calls are "the turn's tool
 // calls, in order", with the outcome "cancelled": the calls the run's stop
 // answered are traced too.
-func TestClaimTraceOutcomeCancelledAfterACancellingTool(t *testing.T) {
+func TestTraceOutcomeCancelledAfterACancellingTool(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	script := agenttest.Script(
 		agenttest.CallTools(agenttest.ToolUse("cancel", `{}`), agenttest.ToolUse("add", `{"a":1,"b":2}`), agenttest.ToolUse("add", `{"a":3,"b":4}`)),
 		agenttest.Reply("never"))
-	ag, store := newAgent(script, addTool(), claimCanceller(&cancel))
+	ag, store := newAgent(script, addTool(), cancellerTool(&cancel))
 	ag.MaxParallelTools = 1 // one at a time
 	events, err := agenttest.Collect(ag.Run(ctx, "s1", "go"))
 	require.ErrorIs(t, err, context.Canceled)
@@ -366,7 +366,7 @@ func TestClaimTraceOutcomeCancelledAfterACancellingTool(t *testing.T) {
 	assert.Contains(t, msgs[4].Content, `cancelled: the run was stopped before tool "add" ran`)
 	assert.Len(t, lastResults(events), 1, "only the first call's result is yielded as a ToolResult")
 
-	calls := claimTracedCalls(t, store, "s1")
+	calls := tracedCalls(t, store, "s1")
 	var traced []string
 	for _, c := range calls {
 		traced = append(traced, c.ToolUseID+":"+c.Outcome)
