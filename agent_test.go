@@ -2,6 +2,7 @@ package agentrt_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -593,4 +594,152 @@ func TestRunUsageAccounting(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, n)
+}
+
+// TestDefaultMaxTurns shows Agent.MaxTurns' "0 means 20": a planner
+// that always calls a tool is stopped after 20 turns with max_turns (plus
+// the final answer without tools, unless NoFinalAnswer).
+func TestDefaultMaxTurns(t *testing.T) {
+	t.Parallel()
+	for _, noFinal := range []bool{true, false} {
+		t.Run(fmt.Sprintf("NoFinalAnswer=%v", noFinal), func(t *testing.T) {
+			t.Parallel()
+			var calls, final atomic.Int32
+			planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				n := calls.Add(1)
+				if req.ToolChoice.Mode == "none" {
+					final.Add(1)
+					return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("best effort"))}, nil
+				}
+				// A new input every turn: the loop guard never fires.
+				use := agentrt.ToolUseBlock(fmt.Sprintf("call_%d", n), "add", fmt.Appendf(nil, `{"a":%d,"b":1}`, n))
+				return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(use), Finish: agentrt.FinishToolUse}, nil
+			})
+			ag := &agentrt.Agent{Planner: planner, Tools: []agentrt.Tool{addTool()}, NoFinalAnswer: noFinal}
+			events, err := agenttest.Collect(ag.Run(context.Background(), "s", "loop forever"))
+			require.NoError(t, err)
+			done, ok := agenttest.Done(events)
+			require.True(t, ok)
+			assert.Equal(t, agentrt.StopMaxTurns, done.Reason)
+			assert.ErrorIs(t, done.Err(), agentrt.ErrMaxTurns)
+			assert.Contains(t, done.Detail, "it made 20 turns without a final answer")
+			assert.Len(t, agenttest.Filter[agentrt.ToolResult](events), 20, "20 turns of tool calls")
+			if noFinal {
+				assert.Equal(t, int32(20), calls.Load())
+				assert.Equal(t, 20, done.Turns)
+				assert.Zero(t, final.Load())
+			} else {
+				assert.Equal(t, int32(21), calls.Load())
+				assert.Equal(t, 21, done.Turns)
+				assert.Equal(t, int32(1), final.Load())
+				assert.Equal(t, "best effort", done.FinalText)
+			}
+		})
+	}
+}
+
+// badNameTool is a hand-written Tool whose name the model could not call.
+type badNameTool struct{}
+
+func (badNameTool) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: "read file", InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (badNameTool) Decode(raw json.RawMessage) (any, error) { return raw, nil }
+
+func (badNameTool) Execute(context.Context, any) (string, error) { return "", nil }
+
+// TestInvalidToolNameIsAnInvalidAgent: a Tool whose Spec has a name
+// outside ^[a-zA-Z0-9_-]{1,64}$ makes the Agent invalid (ErrInvalidAgent),
+// reported by every Run, with no planner call.
+func TestInvalidToolNameIsAnInvalidAgent(t *testing.T) {
+	t.Parallel()
+	script := agenttest.Script()
+	ag := &agentrt.Agent{Planner: script, Tools: []agentrt.Tool{badNameTool{}}}
+	for range 2 {
+		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+		require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
+		assert.Contains(t, err.Error(), `"read file"`)
+		assert.Empty(t, events)
+	}
+	assert.Empty(t, script.Requests())
+}
+
+// requestTexts returns the messages of a request as "role:text".
+func requestTexts(req agentrt.ModelRequest) []string {
+	var out []string
+	for _, m := range req.Messages {
+		out = append(out, string(m.Role)+":"+m.Text())
+	}
+	return out
+}
+
+// TestNilStoreKeepsSessionsInMemory shows Agent.Store's "Nil means an
+// in-memory store owned by this Agent (sessions live as long as the Agent
+// value)": a second Run on the same session id continues the first run's
+// conversation, and another session id starts afresh.
+func TestNilStoreKeepsSessionsInMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	script := agenttest.Script(agenttest.Reply("one"), agenttest.Reply("two"), agenttest.Reply("three"))
+	ag := &agentrt.Agent{Planner: script}
+	for _, run := range []struct{ session, input string }{{"s1", "first"}, {"s1", "second"}, {"s2", "other"}} {
+		_, err := agenttest.Collect(ag.Run(ctx, run.session, run.input))
+		require.NoError(t, err)
+	}
+	reqs := script.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, []string{"user:first"}, requestTexts(reqs[0]))
+	assert.Equal(t, []string{"user:first", "assistant:one", "user:second"}, requestTexts(reqs[1]), "the second run sees the first run's messages")
+	assert.Equal(t, []string{"user:other"}, requestTexts(reqs[2]), "another session starts empty")
+	// An empty input continues the session, which the Agent still holds.
+	script2 := agenttest.Script(agenttest.Reply("again"))
+	ag2 := &agentrt.Agent{Planner: script2}
+	_, err := agenttest.Collect(ag2.Run(ctx, "s1", "hello"))
+	require.NoError(t, err)
+	_, err = agenttest.Collect(ag2.Run(ctx, "s1", ""))
+	require.ErrorIs(t, err, agenttest.ErrScriptExhausted, "the empty input did not fail with ErrEmptyInput: the session exists")
+}
+
+// TestAgentToolsAndLimitsFrozenAtTheFirstRun shows Agent's "Every field is
+// read once, at the first Run": after it, a change to the Planner, Name,
+// Retry, Instructions, Tools or MaxTurns is not seen.
+func TestAgentToolsAndLimitsFrozenAtTheFirstRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var names []string
+	first := agenttest.Script(
+		agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("one"),
+		agenttest.Fail(rateLimited()), agenttest.CallTool("add", `{"a":3,"b":4}`), agenttest.CallTool("add", `{"a":5,"b":6}`), agenttest.Reply("done"))
+	ag := &agentrt.Agent{Name: "first", Instructions: "original", Planner: first, Tools: []agentrt.Tool{addTool()}, MaxTurns: 5,
+		Retry: agentrt.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+		Hooks: []agentrt.Hooks{{OnRunStart: func(ctx context.Context, run *agentrt.RunInfo) context.Context {
+			names = append(names, run.Agent)
+			return ctx
+		}}}}
+	_, err := agenttest.Collect(ag.Run(ctx, "s1", "first"))
+	require.NoError(t, err)
+
+	second := agenttest.Script(agenttest.Reply("never"))
+	ag.Planner = second
+	ag.Name = "renamed"
+	ag.Retry = agentrt.RetryPolicy{MaxAttempts: 1} // no retry
+	ag.Instructions = "changed"
+	ag.Tools = []agentrt.Tool{agentrt.NewTool("other", "Other.", func(context.Context, struct{}) (string, error) { return "", nil }, agentrt.ReadOnly())}
+	ag.MaxTurns = 1
+	events, err := agenttest.Collect(ag.Run(ctx, "s1", "second"))
+	require.NoError(t, err, "the frozen Retry (2 attempts) retried the rate limit")
+	done, _ := agenttest.Done(events)
+	assert.Equal(t, agentrt.StopComplete, done.Reason, "the frozen MaxTurns (5), not 1")
+	assert.Len(t, agenttest.Filter[agentrt.PlannerRetry](events), 1)
+	res := agenttest.Filter[agentrt.ToolResult](events)
+	require.Len(t, res, 2)
+	assert.Equal(t, "7", res[0].Message.Content, "the frozen tool index: add, not other")
+	assert.Empty(t, second.Requests(), "the frozen Planner")
+	req := first.Requests()[len(first.Requests())-1]
+	assert.Equal(t, "original", req.System, "the frozen instructions")
+	require.Len(t, req.Tools, 1)
+	assert.Equal(t, "add", req.Tools[0].Name, "the frozen tool specs")
+	assert.Equal(t, "user:first", requestTexts(req)[0], "the same in-memory sessions")
+	assert.Equal(t, []string{"first", "first"}, names, "the frozen Name")
 }

@@ -11,7 +11,7 @@ package agentrt_test
 // planner, planner errors, cancellation at random points and the consumer
 // breaking out.
 //
-// After every run it checks the contract as propRunOne does (protocol,
+// After every run it checks the contract as TestRunProperties does (protocol,
 // stored session, events against the session, hooks), plus every child
 // session of a sub-agent (named parent~tool~tool_use_id), and that
 // Done.Reason and Done.Layer are those of what was injected: the first
@@ -40,8 +40,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/summarize"
@@ -348,44 +346,33 @@ func (c *xCompressor) Compress(ctx context.Context, req *agentrt.CompressRequest
 	return c.inner.Compress(ctx, req)
 }
 
-// xRunOne runs one scenario and checks it.
-func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool) {
-	var ps propProblems
-	var pmu sync.Mutex
-	addf := func(key, format string, args ...any) {
-		pmu.Lock()
-		ps.add(key, format, args...)
-		pmu.Unlock()
+func (sc *xScenario) propSeed() uint64 { return sc.seed }
+
+func (sc *xScenario) prefilled() []agentrt.Message { return nil }
+
+// open opens the scenario's store in dir.
+func (sc *xScenario) open(dir string, mem *agentrt.MemoryStore) (agentrt.SessionStore, func(), error) {
+	if sc.store == "memory" {
+		return mem, func() {}, nil
 	}
-	var out propOutcome
-	var after []agentrt.Message
-	report := func() string {
-		return fmt.Sprintf("values yielded: %s\nsession after the run:\n%s", propItems(out.items), propMsgs(after))
-	}
-	mem := &agentrt.MemoryStore{}
-	open := func() (agentrt.SessionStore, func(), error) {
-		if sc.store == "memory" {
-			return mem, func() {}, nil
-		}
-		s, err := agentrt.NewJSONLStore(dir, &agentrt.JSONLOptions{MaxLineSize: sc.lineSize})
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, func() { s.Close() }, nil
-	}
-	store, closeStore, err := open()
+	s, err := agentrt.NewJSONLStore(dir, &agentrt.JSONLOptions{MaxLineSize: sc.lineSize})
 	if err != nil {
-		ps.add("setup", "%v", err)
-		return ps, report, false
+		return nil, nil, err
 	}
-	ctx, cancelCause := context.WithCancelCause(context.Background())
-	defer cancelCause(nil)
+	return s, func() { s.Close() }, nil
+}
+
+// run runs one scenario on store. Its checks are TestRunProperties'
+// (protocol, stored session, events against the session, hooks) plus
+// xCheckOutcome, xCheckTyped, xCheckResults and xCheckChildren.
+func (sc *xScenario) run(r *propRun, store agentrt.SessionStore) (propOutcome, func(agentrt.SessionStore) bool) {
+	ctx, sid := r.ctx, r.sid
 	oracle := &xOracle{children: map[string]bool{}}
 	cancel := func() {
 		oracle.mu.Lock()
 		oracle.cancelled = true
 		oracle.mu.Unlock()
-		cancelCause(nil)
+		r.cancel(nil)
 	}
 	plan := newPropPlan(sc.seed, sc.rates)
 	retry := agentrt.RetryPolicy{MaxAttempts: sc.attempts, BaseDelay: time.Microsecond, MaxDelay: time.Millisecond}
@@ -400,11 +387,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	maxBad := map[int]int{-1: 0, 0: 2, 1: 1}[sc.typedRetry]
 	tokens := 0
 	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-		var rp propProblems
-		propCheckSession(&rp, "planner request", req.Messages, true)
-		for _, p := range rp {
-			addf(p.key, "%s\nrequest messages:\n%s", p.detail, propMsgs(req.Messages))
-		}
+		r.checkRequest(req)
 		smu.Lock()
 		live := ctx.Err() == nil
 		var st xStep
@@ -577,6 +560,7 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 		ag.Hooks = []agentrt.Hooks{propHooks(plan)}
 	}
 
+	var out propOutcome
 	var typedVal xTyped
 	var typedErr error
 	if sc.typed {
@@ -586,62 +570,45 @@ func xRunOne(sc *xScenario, dir, sid string) (propProblems, func() string, bool)
 	} else {
 		out = propCollect(ag.Run(ctx, sid, "go"), sc.breakAt, sc.cancelAt, cancel)
 	}
-	if out.hung {
-		ps.add("Run hung", "no return within %v", propHangTimeout)
-		return ps, report, true
-	}
-	closeStore()
-
-	reload, closeReload, err := open()
-	if err != nil {
-		ps.add("setup", "%v", err)
-		return ps, report, false
-	}
-	defer closeReload()
-	bg := context.Background()
-	after, err = reload.Load(bg, sid)
-	if err != nil {
-		ps.add("session: reload failed", "%v", err)
-		return ps, report, false
-	}
-	pmu.Lock()
-	defer pmu.Unlock()
-	escaped := propCheckEscape(&ps, "run", out, plan)
-	early := len(out.items) == 1 && out.items[0].ev == nil && out.items[0].err != nil
-	if early && sc.maxDur > 0 && errors.Is(out.items[0].err, context.DeadlineExceeded) {
-		// Lock and Load run under the time budget's deadline: a budget that
-		// expires there makes an early failure of a run that never started.
-		ps.add("budget: the time budget expired during Lock/Load: an early error, not Done{budget_exceeded}", "values %s", propItems(out.items))
-	} else if out.normal && out.panicked == nil {
-		propCheckProtocol(&ps, out, false)
-		propCheckEvents(&ps, out, after, false)
-		propCheckHooksAndPlanner(&ps, plan, out)
-		for _, f := range plan.firedList() {
-			if f.Kind == "hook:BeforePlan" && f.Mode.stops() {
-				oracle.add(xFatal{what: "BeforePlan hook " + f.Mode.String(), reason: agentrt.StopError, layer: agentrt.LayerHook})
+	return out, func(reload agentrt.SessionStore) bool {
+		ps, after := &r.ps, r.after
+		escaped := propCheckEscape(ps, "run", out, plan)
+		early := len(out.items) == 1 && out.items[0].ev == nil && out.items[0].err != nil
+		if early && sc.maxDur > 0 && errors.Is(out.items[0].err, context.DeadlineExceeded) {
+			// Lock and Load run under the time budget's deadline: a budget that
+			// expires there makes an early failure of a run that never started.
+			ps.add("budget: the time budget expired during Lock/Load: an early error, not Done{budget_exceeded}", "values %s", propItems(out.items))
+		} else if out.normal && out.panicked == nil {
+			propCheckProtocol(ps, out, false)
+			propCheckEvents(ps, out, after, false)
+			propCheckHooksAndPlanner(ps, plan, out)
+			for _, f := range plan.firedList() {
+				if f.Kind == "hook:BeforePlan" && f.Mode.stops() {
+					oracle.add(xFatal{what: "BeforePlan hook " + f.Mode.String(), reason: agentrt.StopError, layer: agentrt.LayerHook})
+				}
+			}
+			xCheckOutcome(ps, sc, out, oracle, attempts)
+			if sc.typed {
+				xCheckTyped(ps, out, typedVal, typedErr)
 			}
 		}
-		xCheckOutcome(&ps, sc, out, oracle, attempts)
-		if sc.typed {
-			xCheckTyped(&ps, out, typedVal, typedErr)
+		propCheckSession(ps, "session", after, true)
+		xCheckResults(ps, sc, after, oracle)
+		xCheckChildren(ps, reload, sid, after)
+		var resumeWith agentrt.Compressor
+		if strings.HasSuffix(sc.compressor, "summarizer") {
+			// Resume with a well-behaved Summarizer: it starts from the
+			// compaction recorded by the run, if any.
+			resumeWith = &summarize.Compressor{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed summary"))}, nil
+			})}
 		}
+		propResume(ps, reload, sid, after, resumeWith)
+		if d, ok, _ := out.done(); ok {
+			xTally(sc, d)
+		}
+		return escaped
 	}
-	propCheckSession(&ps, "session", after, true)
-	xCheckResults(&ps, sc, after, oracle)
-	xCheckChildren(&ps, reload, sid, after)
-	if strings.HasSuffix(sc.compressor, "summarizer") {
-		// Resume with a well-behaved Summarizer: it starts from the
-		// compaction recorded by the run, if any.
-		xResume(&ps, reload, sid, after, &summarize.Compressor{Threshold: 80, Keep: 30, Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed summary"))}, nil
-		})})
-	} else {
-		propResume(&ps, &propScenario{seed: sc.seed, store: sc.store}, reload, sid, after)
-	}
-	if d, ok, _ := out.done(); ok {
-		xTally(sc, d)
-	}
-	return propTidy(ps, escaped), report, false
 }
 
 var (
@@ -655,41 +622,6 @@ func xTally(sc *xScenario, d agentrt.Done) {
 	xTallyMu.Lock()
 	xTallies[fmt.Sprintf("%s/%s/%s", sc.mode, d.Reason, d.Layer)]++
 	xTallyMu.Unlock()
-}
-
-// xResume is propResume with a Compressor: the session must resume,
-// complete and stay valid.
-func xResume(ps *propProblems, store agentrt.SessionStore, sid string, start []agentrt.Message, comp agentrt.Compressor) {
-	var mu sync.Mutex
-	var pp propProblems
-	planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-		mu.Lock()
-		propCheckSession(&pp, "resume: planner request", req.Messages, true)
-		mu.Unlock()
-		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed"))}, nil
-	})
-	ag := &agentrt.Agent{Planner: planner, Store: store, MaxTurns: 3, Compressor: comp}
-	out := propCollect(ag.Run(context.Background(), sid, "continue"), 0, 0, nil)
-	if out.hung {
-		ps.add("resume: Run hung", "no return within %v", propHangTimeout)
-		return
-	}
-	propCheckEscape(ps, "resume", out, nil)
-	mu.Lock()
-	*ps = append(*ps, pp...)
-	mu.Unlock()
-	if d, ok, err := out.done(); !ok || d.Reason != agentrt.StopComplete || err != nil {
-		ps.add("resume: the run did not complete", "Done %v (%v), error %v; values %s", d.Reason, ok, err, propItems(out.items))
-	}
-	msgs, err := store.Load(context.Background(), sid)
-	if err != nil {
-		ps.add("resume: load failed", "%v", err)
-		return
-	}
-	propCheckSession(ps, "resume: session", msgs, true)
-	if len(msgs) < len(start) || !slicesEqualMsgs(msgs[:len(start)], start) {
-		ps.add("resume: the run changed earlier messages", "%d messages before, %d after", len(start), len(msgs))
-	}
 }
 
 // xCollectTyped runs RunTyped on a goroutine of its own and turns what it
@@ -936,42 +868,7 @@ func xCheckChildren(ps *propProblems, store agentrt.SessionStore, sid string, ms
 }
 
 func TestRunExtraProperties(t *testing.T) {
-	runs, _ := propEnv("AGENTRT_PROPERTY_RUNS", 600)
-	base := uint64(time.Now().UnixNano())
-	one, replay := propEnv("AGENTRT_PROPERTY_SEED", 0)
-	if !replay {
-		t.Logf("base seed %d, %d runs per store", base, runs)
-	}
-	for _, store := range []string{"memory", "jsonl"} {
-		t.Run(store, func(t *testing.T) {
-			defer goleak.VerifyNone(t)
-			dir := t.TempDir()
-			agg := newPropAgg(store)
-			hangs := 0
-			for i := range runs {
-				seed := propSplitMix(base + i)
-				if replay {
-					seed = one
-				}
-				sc := xGenerate(seed, store)
-				ps, report, hung := xRunOne(sc, dir, fmt.Sprintf("x%d", i))
-				agg.add(t, "TestRunExtraProperties", sc.seed, sc, ps, report)
-				if hung {
-					// Its goroutines stay blocked (goleak reports them); go on
-					// for a few more, so that a long batch still counts.
-					hangs++
-					t.Errorf("seed %d: a run did not return within %v\n%s", seed, propHangTimeout, sc)
-					if hangs == 3 {
-						t.Fatalf("3 runs hung; stopping")
-					}
-				}
-				if replay {
-					break
-				}
-			}
-			agg.summary(t)
-		})
-	}
+	propTest(t, 600, func(seed uint64, store string) propCase { return xGenerate(seed, store) })
 	xTallyMu.Lock()
 	keys := make([]string, 0, len(xTallies))
 	for k := range xTallies {

@@ -1,6 +1,8 @@
 package agentrt_test
 
-// Plumbing and checks of the property test in property_test.go: fault
+// Plumbing and checks of the property tests in property_test.go and
+// property_extra_test.go: the driver both use (propTest runs the batches,
+// propDrive one run: store, agent, collect, reload, checks), fault
 // injection (tools, checker, hooks, store), the run collector that catches
 // panics and runtime.Goexit, and the checks of the contract.
 
@@ -13,18 +15,321 @@ import (
 	"fmt"
 	"hash/fnv"
 	"iter"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 	"unicode/utf8"
+
+	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
 )
+
+// propCase is one generated scenario of a property test: propDrive opens
+// its store, stores its prefill and has it run, then closes the store,
+// reloads the session through a new one and has the case check it.
+type propCase interface {
+	fmt.Stringer
+	propSeed() uint64
+	// open opens the case's store in dir; mem is the "memory" store, the
+	// same for the run and for the reload.
+	open(dir string, mem *agentrt.MemoryStore) (agentrt.SessionStore, func(), error)
+	// prefilled returns the messages stored in the session before the run.
+	prefilled() []agentrt.Message
+	// run builds the agent on store and runs it under r.ctx. It returns
+	// what the run yielded and the checks of the run, which propDrive
+	// calls with the reloaded store once the session is reloaded
+	// (r.after), holding r.mu; they return whether a panic or Goexit
+	// escaped Run.
+	run(r *propRun, store agentrt.SessionStore) (propOutcome, func(reload agentrt.SessionStore) (escaped bool))
+}
+
+// propRun is one run that propDrive drives.
+type propRun struct {
+	dir, sid string
+	mem      *agentrt.MemoryStore
+	ctx      context.Context
+	cancel   context.CancelCauseFunc // cancels ctx
+	mu       sync.Mutex              // guards ps against the planner's checks
+	ps       propProblems
+	out      propOutcome
+	// The session before the run (the case's prefill) and after it,
+	// reloaded through a new store.
+	before, after []agentrt.Message
+}
+
+// addf adds a problem, under r.mu.
+func (r *propRun) addf(key, format string, args ...any) {
+	r.mu.Lock()
+	r.ps.add(key, format, args...)
+	r.mu.Unlock()
+}
+
+// checkRequest checks the messages of a planner request as a session.
+func (r *propRun) checkRequest(req *agentrt.ModelRequest) {
+	var rp propProblems
+	propCheckSession(&rp, "planner request", req.Messages, true)
+	for _, p := range rp {
+		r.addf(p.key, "%s\nrequest messages:\n%s", p.detail, propMsgs(req.Messages))
+	}
+}
+
+// propDrive runs one scenario: it opens the store, stores the prefill,
+// runs the case, closes the store, reloads the session through a new store
+// and runs the case's checks. It returns the problems, a function printing
+// the run, and whether the run hung.
+func propDrive(c propCase, dir, sid string) (propProblems, func() string, bool) {
+	r := &propRun{dir: dir, sid: sid, mem: &agentrt.MemoryStore{}}
+	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	defer r.cancel(nil)
+	report := func() string {
+		return fmt.Sprintf("values yielded: %s\nsession before the run:\n%ssession after the run:\n%s", propItems(r.out.items), propMsgs(r.before), propMsgs(r.after))
+	}
+	store, closeStore, err := c.open(dir, r.mem)
+	if err != nil {
+		r.ps.add("setup", "%v", err)
+		return r.ps, report, false
+	}
+	bg := context.Background()
+	for _, m := range c.prefilled() {
+		if err := store.Append(bg, sid, m); err != nil {
+			r.ps.add("setup", "%v", err)
+		}
+	}
+	before, _ := store.Load(bg, sid)
+	r.before = append([]agentrt.Message(nil), before...)
+
+	var checks func(agentrt.SessionStore) bool
+	r.out, checks = c.run(r, store)
+	if r.out.hung {
+		r.mu.Lock() // the run's goroutines may still add problems
+		defer r.mu.Unlock()
+		r.ps.add("Run hung", "no return within %v", propHangTimeout)
+		return append(propProblems(nil), r.ps...), report, true
+	}
+	closeStore()
+
+	// Reload through a new store.
+	reload, closeReload, err := c.open(dir, r.mem)
+	if err != nil {
+		r.addf("setup", "%v", err)
+		return r.ps, report, false
+	}
+	defer closeReload()
+	after, err := reload.Load(bg, sid)
+	if err != nil {
+		r.addf("session: reload failed", "%v", err)
+		return r.ps, report, false
+	}
+	r.after = append([]agentrt.Message(nil), after...)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	escaped := checks(reload)
+	return propTidy(r.ps, escaped), report, false
+}
+
+// propTest runs a property test: per store, AGENTRT_PROPERTY_RUNS
+// scenarios (runs by default) of random seeds, or the one of
+// AGENTRT_PROPERTY_SEED, each made by generate and run by propDrive.
+// Failures are grouped by the rule they break (propAgg). After three runs
+// that hung it stops. Each store's batch ends with goleak.VerifyNone.
+func propTest(t *testing.T, runs uint64, generate func(seed uint64, store string) propCase) {
+	runs, _ = propEnv("AGENTRT_PROPERTY_RUNS", runs)
+	base := uint64(time.Now().UnixNano())
+	one, replay := propEnv("AGENTRT_PROPERTY_SEED", 0)
+	if !replay {
+		t.Logf("base seed %d, %d runs per store", base, runs)
+	}
+	test := t.Name()
+	for _, store := range []string{"memory", "jsonl"} {
+		t.Run(store, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			dir := t.TempDir()
+			agg := newPropAgg(store)
+			hangs := 0
+			for i := range runs {
+				seed := propSplitMix(base + i)
+				if replay {
+					seed = one
+				}
+				sc := generate(seed, store)
+				ps, report, hung := propDrive(sc, dir, fmt.Sprintf("s%d", i))
+				agg.add(t, test, sc.propSeed(), sc, ps, report)
+				if hung {
+					// Its goroutines stay blocked (goleak reports them); go on
+					// for a few more, so that a long batch still counts.
+					hangs++
+					t.Errorf("seed %d: a run did not return within %v\n%s", seed, propHangTimeout, sc)
+					if hangs == 3 {
+						t.Fatalf("3 runs hung; stopping")
+					}
+				}
+				if replay {
+					break
+				}
+			}
+			agg.summary(t)
+		})
+	}
+}
+
+// propEnv reads a positive integer from the environment.
+func propEnv(name string, def uint64) (uint64, bool) {
+	if v := os.Getenv(name); v != "" {
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err == nil {
+			return n, true
+		}
+	}
+	return def, false
+}
+
+// propSplitMix spreads consecutive run numbers over seeds.
+func propSplitMix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// propAgg groups failures by rule.
+type propAgg struct {
+	store string
+	runs  int
+	count map[string]int
+	first map[string]uint64
+	order []string
+}
+
+func newPropAgg(store string) *propAgg {
+	return &propAgg{store: store, count: map[string]int{}, first: map[string]uint64{}}
+}
+
+// add counts a run's problems and reports the first run that breaks each
+// rule in full, with how to replay it (test is the test's name).
+func (a *propAgg) add(t *testing.T, test string, seed uint64, sc fmt.Stringer, ps propProblems, report func() string) {
+	t.Helper()
+	a.runs++
+	seen := map[string]bool{}
+	for _, p := range ps {
+		a.count[p.key]++
+		if _, ok := a.first[p.key]; ok || seen[p.key] {
+			continue
+		}
+		seen[p.key] = true
+		a.first[p.key] = seed
+		a.order = append(a.order, p.key)
+		t.Errorf("RULE BROKEN: %s\n%s\nreplay: AGENTRT_PROPERTY_SEED=%d go test -race -run '%s/%s' -count=1 -v .\nscenario:\n%s%s",
+			p.key, p.detail, seed, test, a.store, sc, report())
+	}
+}
+
+func (a *propAgg) summary(t *testing.T) {
+	if len(a.order) == 0 {
+		t.Logf("%d runs, every check passed", a.runs)
+		return
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d runs; rules broken (problems, first seed):\n", a.runs)
+	for _, k := range a.order {
+		fmt.Fprintf(&sb, "  %5d  %-20d %s\n", a.count[k], a.first[k], k)
+	}
+	t.Log(sb.String())
+}
+
+// propTidy drops the problems that repeat one already found in the stored
+// session (what the planner or the resumed run saw of the same defect) and
+// marks those that follow a panic or Goexit escaping Run, so that failures
+// group by their cause.
+func propTidy(ps propProblems, escaped bool) propProblems {
+	inSession := map[string]bool{}
+	for _, p := range ps {
+		if rest, ok := strings.CutPrefix(p.key, "session: "); ok {
+			inSession[rest] = true
+		}
+	}
+	var out propProblems
+	for _, p := range ps {
+		rule := p.key
+		for _, pre := range []string{"planner request: ", "resume: planner request: ", "resume: session: "} {
+			if rest, ok := strings.CutPrefix(p.key, pre); ok {
+				rule = rest
+				break
+			}
+		}
+		if rule != p.key && (inSession[rule] || strings.HasPrefix(p.key, "resume: ") && len(inSession) > 0) {
+			continue // the same defect, or one the resume cannot repair
+		}
+		if escaped && !strings.HasPrefix(p.key, "run: ") {
+			p.key = "after an escape from Run: " + p.key
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func slicesEqualMsgs(a, b []agentrt.Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !propMsgEqual(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// propResume runs the session again with "continue", a planner that
+// answers and comp as the Compressor (nil for none): it must complete and
+// leave a valid session that extends the one it started from.
+func propResume(ps *propProblems, store agentrt.SessionStore, sid string, start []agentrt.Message, comp agentrt.Compressor) {
+	var mu sync.Mutex
+	var pp propProblems
+	planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		mu.Lock()
+		propCheckSession(&pp, "resume: planner request", req.Messages, true)
+		mu.Unlock()
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed"))}, nil
+	})
+	plan := newPropPlan(0, nil)
+	ag := &agentrt.Agent{
+		Tools:   []agentrt.Tool{newPropTool(plan, "lookup", true, 0, 0), newPropTool(plan, "search", true, 0, 0), newPropTool(plan, "write", false, 0, 0)},
+		Planner: planner, Store: store, MaxTurns: 3, Compressor: comp,
+	}
+	out := propCollect(ag.Run(context.Background(), sid, "continue"), 0, 0, nil)
+	if out.hung {
+		ps.add("resume: Run hung", "no return within %v", propHangTimeout)
+		return
+	}
+	propCheckEscape(ps, "resume", out, nil)
+	mu.Lock()
+	*ps = append(*ps, pp...)
+	mu.Unlock()
+	d, ok, err := out.done()
+	if !ok || d.Reason != agentrt.StopComplete || err != nil || len(out.items) == 0 {
+		ps.add("resume: the run did not complete", "Done %v (%v), error %v; values %s", d.Reason, ok, err, propItems(out.items))
+	} else if _, last := out.items[len(out.items)-1].ev.(agentrt.Done); !last {
+		ps.add("resume: Done is not the last value", "values %s", propItems(out.items))
+	}
+	msgs, err := store.Load(context.Background(), sid)
+	if err != nil {
+		ps.add("resume: load failed", "%v", err)
+		return
+	}
+	propCheckSession(ps, "resume: session", msgs, true)
+	if len(msgs) < len(start) || !slicesEqualMsgs(msgs[:len(start)], start) {
+		ps.add("resume: the run changed earlier messages", "%d messages before, %d after", len(start), len(msgs))
+	}
+}
 
 // propFault is what an injected fault does.
 type propFault uint8

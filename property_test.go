@@ -10,10 +10,11 @@ package agentrt_test
 // every hook, the planner), tools that ignore their context past a
 // timeout, stores that cancel the run from inside Append or fail an
 // Append, a Sync or an AppendRecord, cancellations and early breaks, on a
-// MemoryStore and on a JSONLStore. After every run it checks the contract
-// (see propRunOne), reloads the session (a new JSONLStore on the same
-// directory), resumes it with a well-behaved planner, and checks again.
-// Each store's batch ends with goleak.VerifyNone.
+// MemoryStore and on a JSONLStore. After every run it reloads the session
+// (a new JSONLStore on the same directory), checks the contract (see
+// propScenario.run), resumes it with a well-behaved planner, and checks
+// again. Each store's batch ends with goleak.VerifyNone. The driver,
+// propTest and propDrive, is TestRunExtraProperties' too.
 //
 // CI runs AGENTRT_PROPERTY_RUNS runs per store (default 300, under a
 // minute with -race on 2 cores). By hand:
@@ -39,11 +40,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
@@ -341,104 +339,16 @@ func propGenerate(seed uint64, store string) *propScenario {
 	return sc
 }
 
-// propEnv reads a positive integer from the environment.
-func propEnv(name string, def uint64) (uint64, bool) {
-	if v := os.Getenv(name); v != "" {
-		n, err := strconv.ParseUint(v, 0, 64)
-		if err == nil {
-			return n, true
-		}
-	}
-	return def, false
-}
-
-// propSplitMix spreads consecutive run numbers over seeds.
-func propSplitMix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
 func TestRunProperties(t *testing.T) {
-	runs, _ := propEnv("AGENTRT_PROPERTY_RUNS", 300)
-	base := uint64(time.Now().UnixNano())
-	one, replay := propEnv("AGENTRT_PROPERTY_SEED", 0)
-	if !replay {
-		t.Logf("base seed %d, %d runs per store", base, runs)
-	}
-	for _, store := range []string{"memory", "jsonl"} {
-		t.Run(store, func(t *testing.T) {
-			defer goleak.VerifyNone(t)
-			dir := t.TempDir()
-			agg := newPropAgg(store)
-			for i := range runs {
-				seed := propSplitMix(base + i)
-				if replay {
-					seed = one
-				}
-				sc := propGenerate(seed, store)
-				ps, report, hung := propRunOne(sc, dir, fmt.Sprintf("s%d", i))
-				agg.add(t, "TestRunProperties", sc.seed, sc, ps, report)
-				if hung {
-					t.Fatalf("seed %d: a run did not return within %v; stopping\n%s", seed, propHangTimeout, sc)
-				}
-				if replay {
-					break
-				}
-			}
-			agg.summary(t)
-		})
-	}
+	propTest(t, 300, func(seed uint64, store string) propCase { return propGenerate(seed, store) })
 }
 
-// propAgg groups failures by rule.
-type propAgg struct {
-	store string
-	runs  int
-	count map[string]int
-	first map[string]uint64
-	order []string
-}
+func (sc *propScenario) propSeed() uint64 { return sc.seed }
 
-func newPropAgg(store string) *propAgg {
-	return &propAgg{store: store, count: map[string]int{}, first: map[string]uint64{}}
-}
+func (sc *propScenario) prefilled() []agentrt.Message { return sc.prefill }
 
-// add counts a run's problems and reports the first run that breaks each
-// rule in full, with how to replay it (test is the test's name).
-func (a *propAgg) add(t *testing.T, test string, seed uint64, sc fmt.Stringer, ps propProblems, report func() string) {
-	t.Helper()
-	a.runs++
-	seen := map[string]bool{}
-	for _, p := range ps {
-		a.count[p.key]++
-		if _, ok := a.first[p.key]; ok || seen[p.key] {
-			continue
-		}
-		seen[p.key] = true
-		a.first[p.key] = seed
-		a.order = append(a.order, p.key)
-		t.Errorf("RULE BROKEN: %s\n%s\nreplay: AGENTRT_PROPERTY_SEED=%d go test -race -run '%s/%s' -count=1 -v .\nscenario:\n%s%s",
-			p.key, p.detail, seed, test, a.store, sc, report())
-	}
-}
-
-func (a *propAgg) summary(t *testing.T) {
-	if len(a.order) == 0 {
-		t.Logf("%d runs, every check passed", a.runs)
-		return
-	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d runs; rules broken (problems, first seed):\n", a.runs)
-	for _, k := range a.order {
-		fmt.Fprintf(&sb, "  %5d  %-20d %s\n", a.count[k], a.first[k], k)
-	}
-	t.Log(sb.String())
-}
-
-// propOpen opens the scenario's store in dir.
-func propOpen(sc *propScenario, dir string, mem *agentrt.MemoryStore) (agentrt.SessionStore, func(), error) {
+// open opens the scenario's store in dir.
+func (sc *propScenario) open(dir string, mem *agentrt.MemoryStore) (agentrt.SessionStore, func(), error) {
 	if sc.store == "memory" {
 		return mem, func() {}, nil
 	}
@@ -449,7 +359,8 @@ func propOpen(sc *propScenario, dir string, mem *agentrt.MemoryStore) (agentrt.S
 	return s, func() { s.Close() }, nil
 }
 
-// propRunOne runs one scenario and checks the contract:
+// run runs one scenario on inner, through a propStore with the scenario's
+// store faults. Its checks check the contract:
 //
 //  1. an early failure yields exactly one (nil, err) and no event, every
 //     time Run is called, and leaves the session unchanged;
@@ -465,46 +376,14 @@ func propOpen(sc *propScenario, dir string, mem *agentrt.MemoryStore) (agentrt.S
 //     events; planner failures end the run with Done{error} and the error;
 //  6. the session resumes: Run with "continue" and a planner that answers
 //     completes and leaves a valid session.
-//
-// It returns the problems, a function printing the run, and whether a run
-// hung.
-func propRunOne(sc *propScenario, dir, sid string) (propProblems, func() string, bool) {
-	var ps propProblems
-	var mu sync.Mutex // guards ps against the planner's checks
-	addf := func(key, format string, args ...any) {
-		mu.Lock()
-		ps.add(key, format, args...)
-		mu.Unlock()
-	}
-	mem := &agentrt.MemoryStore{}
-	ctx, cancelCause := context.WithCancelCause(context.Background())
-	defer cancelCause(nil)
+func (sc *propScenario) run(r *propRun, inner agentrt.SessionStore) (propOutcome, func(agentrt.SessionStore) bool) {
 	cancel := func() {
 		if sc.withCause {
-			cancelCause(errPropCancel)
+			r.cancel(errPropCancel)
 		} else {
-			cancelCause(nil)
+			r.cancel(nil)
 		}
 	}
-	var out propOutcome
-	var before, after []agentrt.Message
-	report := func() string {
-		return fmt.Sprintf("values yielded: %s\nsession before the run:\n%ssession after the run:\n%s", propItems(out.items), propMsgs(before), propMsgs(after))
-	}
-	inner, closeInner, err := propOpen(sc, dir, mem)
-	if err != nil {
-		ps.add("setup", "%v", err)
-		return ps, report, false
-	}
-	bg := context.Background()
-	for _, m := range sc.prefill {
-		if err := inner.Append(bg, sid, m); err != nil {
-			ps.add("setup", "%v", err)
-		}
-	}
-	before, _ = inner.Load(bg, sid)
-	before = append([]agentrt.Message(nil), before...)
-
 	plan := newPropPlan(sc.seed, sc.rates)
 	store := &propStore{inner: inner, cancel: cancel,
 		cancelAt: sc.storeFault.cancelAt, failAppendAt: sc.storeFault.failAppendAt,
@@ -517,11 +396,7 @@ func propRunOne(sc *propScenario, dir, sid string) (propProblems, func() string,
 	deadline := map[string]bool{"lookup": sc.toolTO > 0, "search": sc.toolTO > 0 || sc.searchTO > 0, "write": sc.toolTO > 0}
 	calls := 0
 	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-		var rp propProblems
-		propCheckSession(&rp, "planner request", req.Messages, true)
-		for _, p := range rp {
-			addf(p.key, "%s\nrequest messages:\n%s", p.detail, propMsgs(req.Messages))
-		}
+		r.checkRequest(req)
 		i := calls
 		calls++
 		tr := propTurn{msg: agentrt.NewAssistantMessage(agentrt.TextBlock("final answer"))}
@@ -571,67 +446,48 @@ func propRunOne(sc *propScenario, dir, sid string) (propProblems, func() string,
 	}
 
 	if sc.early != "" {
-		return propRunEarly(sc, ag, store, inner, closeInner, dir, sid, mem, &out, &before, &after, report)
+		return sc.runEarly(r, ag, store, inner)
 	}
 
-	out = propCollect(ag.Run(ctx, sid, sc.input), sc.breakAt, sc.cancelAt, cancel)
-	if out.hung {
-		ps.add("Run hung", "no return within %v", propHangTimeout)
-		return ps, report, true
-	}
-	closeInner()
-
-	// Reload through a new store.
-	reload, closeReload, err := propOpen(sc, dir, mem)
-	if err != nil {
-		ps.add("setup", "%v", err)
-		return ps, report, false
-	}
-	defer closeReload()
-	after, err = reload.Load(bg, sid)
-	if err != nil {
-		ps.add("session: reload failed", "%v", err)
-		return ps, report, false
-	}
-	after = append([]agentrt.Message(nil), after...)
-
-	mu.Lock()
-	defer mu.Unlock()
-	escaped := propCheckEscape(&ps, "run", out, plan)
-	store.mu.Lock()
-	appendFailed, syncFailed := store.appendFailed, store.syncFailed
-	store.mu.Unlock()
-	if out.normal && out.panicked == nil {
-		propCheckProtocol(&ps, out, appendFailed)
-		if (appendFailed || syncFailed) && !out.broke {
-			if _, _, err := out.done(); err == nil {
-				ps.add("store: a failed Append or Sync did not end the run with an error", "append failed=%v, sync failed=%v", appendFailed, syncFailed)
+	out := propCollect(ag.Run(r.ctx, r.sid, sc.input), sc.breakAt, sc.cancelAt, cancel)
+	return out, func(reload agentrt.SessionStore) bool {
+		ps, before, after := &r.ps, r.before, r.after
+		escaped := propCheckEscape(ps, "run", out, plan)
+		store.mu.Lock()
+		appendFailed, syncFailed := store.appendFailed, store.syncFailed
+		store.mu.Unlock()
+		if out.normal && out.panicked == nil {
+			propCheckProtocol(ps, out, appendFailed)
+			if (appendFailed || syncFailed) && !out.broke {
+				if _, _, err := out.done(); err == nil {
+					ps.add("store: a failed Append or Sync did not end the run with an error", "append failed=%v, sync failed=%v", appendFailed, syncFailed)
+				}
 			}
 		}
+		propCheckSession(ps, "session", after, !appendFailed)
+		if len(after) < len(before) || !slicesEqualMsgs(after[:len(before)], before) {
+			ps.add("session: the run changed messages stored before it", "before %d messages, after %d", len(before), len(after))
+			return escaped
+		}
+		added := after[len(before):]
+		if out.normal && out.panicked == nil {
+			propCheckEvents(ps, out, added, appendFailed)
+			propCheckHooksAndPlanner(ps, plan, out)
+		}
+		propCheckFaults(ps, plan, added, deadline)
+		propResume(ps, reload, r.sid, after, nil)
+		store.mu.Lock()
+		recordFailed := store.recordFailed
+		store.mu.Unlock()
+		if sc.store == "jsonl" && !appendFailed && !syncFailed && !recordFailed {
+			// A store that failed a write may leave what verify reports (a
+			// run that ended with calls its failed appends did not answer,
+			// a trace record it dropped): the next run repairs the first, and
+			// the checks above hold either way.
+			propVerifyFile(ps, r.dir, r.sid)
+		}
+		return escaped
 	}
-	propCheckSession(&ps, "session", after, !appendFailed)
-	if len(after) < len(before) || !slicesEqualMsgs(after[:len(before)], before) {
-		ps.add("session: the run changed messages stored before it", "before %d messages, after %d", len(before), len(after))
-		return propTidy(ps, escaped), report, false
-	}
-	added := after[len(before):]
-	if out.normal && out.panicked == nil {
-		propCheckEvents(&ps, out, added, appendFailed)
-		propCheckHooksAndPlanner(&ps, plan, out)
-	}
-	propCheckFaults(&ps, plan, added, deadline)
-	propResume(&ps, sc, reload, sid, after)
-	store.mu.Lock()
-	recordFailed := store.recordFailed
-	store.mu.Unlock()
-	if sc.store == "jsonl" && !appendFailed && !syncFailed && !recordFailed {
-		// A store that failed a write may leave what verify reports (a
-		// run that ended with calls its failed appends did not answer,
-		// a trace record it dropped): the next run repairs the first, and
-		// the checks above hold either way.
-		propVerifyFile(&ps, dir, sid)
-	}
-	return propTidy(ps, escaped), report, false
 }
 
 // propVerifyFile checks a JSONL session file as `agentrt verify` does
@@ -653,53 +509,8 @@ func propVerifyFile(ps *propProblems, dir, sid string) {
 	}
 }
 
-// propTidy drops the problems that repeat one already found in the stored
-// session (what the planner or the resumed run saw of the same defect) and
-// marks those that follow a panic or Goexit escaping Run, so that failures
-// group by their cause.
-func propTidy(ps propProblems, escaped bool) propProblems {
-	inSession := map[string]bool{}
-	for _, p := range ps {
-		if rest, ok := strings.CutPrefix(p.key, "session: "); ok {
-			inSession[rest] = true
-		}
-	}
-	var out propProblems
-	for _, p := range ps {
-		rule := p.key
-		for _, pre := range []string{"planner request: ", "resume: planner request: ", "resume: session: "} {
-			if rest, ok := strings.CutPrefix(p.key, pre); ok {
-				rule = rest
-				break
-			}
-		}
-		if rule != p.key && (inSession[rule] || strings.HasPrefix(p.key, "resume: ") && len(inSession) > 0) {
-			continue // the same defect, or one the resume cannot repair
-		}
-		if escaped && !strings.HasPrefix(p.key, "run: ") {
-			p.key = "after an escape from Run: " + p.key
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func slicesEqualMsgs(a, b []agentrt.Message) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !propMsgEqual(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// propRunEarly provokes an early failure and checks it, twice.
-func propRunEarly(sc *propScenario, ag *agentrt.Agent, store *propStore, inner agentrt.SessionStore, closeInner func(), dir, sid string, mem *agentrt.MemoryStore,
-	out *propOutcome, before, after *[]agentrt.Message, report func() string) (propProblems, func() string, bool) {
-	var ps propProblems
+// runEarly provokes an early failure and checks it, twice.
+func (sc *propScenario) runEarly(r *propRun, ag *agentrt.Agent, store *propStore, inner agentrt.SessionStore) (propOutcome, func(agentrt.SessionStore) bool) {
 	bg := context.Background()
 	var want error
 	var unlock func()
@@ -715,10 +526,12 @@ func propRunEarly(sc *propScenario, ag *agentrt.Agent, store *propStore, inner a
 	case "spec-goexit":
 		ag.Tools = append(ag.Tools, propBadSpecTool{goexit: true})
 	case "busy":
-		u, err := inner.(agentrt.Locker).Lock(bg, sid)
+		u, err := inner.(agentrt.Locker).Lock(bg, r.sid)
 		if err != nil {
-			ps.add("setup", "%v", err)
-			return ps, report, false
+			return propOutcome{}, func(agentrt.SessionStore) bool {
+				r.ps.add("setup", "%v", err)
+				return false
+			}
 		}
 		unlock = u
 		want = agentrt.ErrSessionBusy
@@ -727,72 +540,25 @@ func propRunEarly(sc *propScenario, ag *agentrt.Agent, store *propStore, inner a
 	case "empty-input":
 		want = agentrt.ErrEmptyInput
 	}
+	var out propOutcome
 	for attempt := 1; attempt <= 2; attempt++ {
-		*out = propCollect(ag.Run(bg, sid, sc.input), 0, 0, nil)
+		out = propCollect(ag.Run(bg, r.sid, sc.input), 0, 0, nil)
 		if out.hung {
-			ps.add("Run hung", "no return within %v", propHangTimeout)
-			return ps, report, true
+			return out, nil
 		}
-		propCheckEarly(&ps, fmt.Sprintf("early failure (%s, Run #%d)", sc.early, attempt), *out, want)
+		r.mu.Lock()
+		propCheckEarly(&r.ps, fmt.Sprintf("early failure (%s, Run #%d)", sc.early, attempt), out, want)
+		r.mu.Unlock()
 	}
 	if unlock != nil {
 		unlock()
 	}
-	closeInner()
-	reload, closeReload, err := propOpen(sc, dir, mem)
-	if err != nil {
-		ps.add("setup", "%v", err)
-		return ps, report, false
-	}
-	defer closeReload()
-	*after, _ = reload.Load(bg, sid)
-	if !slicesEqualMsgs(*after, *before) {
-		ps.add("early failure: the session changed", "%s", sc.early)
-	}
-	propResume(&ps, sc, reload, sid, *after)
-	return propTidy(ps, false), report, false
-}
-
-// propResume runs the session again with "continue" and a planner that
-// answers: it must complete and leave a valid session that extends the
-// one it started from.
-func propResume(ps *propProblems, sc *propScenario, store agentrt.SessionStore, sid string, start []agentrt.Message) {
-	var mu sync.Mutex
-	var pp propProblems
-	planner := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-		mu.Lock()
-		propCheckSession(&pp, "resume: planner request", req.Messages, true)
-		mu.Unlock()
-		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("resumed"))}, nil
-	})
-	plan := newPropPlan(0, nil)
-	ag := &agentrt.Agent{
-		Tools:   []agentrt.Tool{newPropTool(plan, "lookup", true, 0, 0), newPropTool(plan, "search", true, 0, 0), newPropTool(plan, "write", false, 0, 0)},
-		Planner: planner, Store: store, MaxTurns: 3,
-	}
-	out := propCollect(ag.Run(context.Background(), sid, "continue"), 0, 0, nil)
-	if out.hung {
-		ps.add("resume: Run hung", "no return within %v", propHangTimeout)
-		return
-	}
-	propCheckEscape(ps, "resume", out, nil)
-	mu.Lock()
-	*ps = append(*ps, pp...)
-	mu.Unlock()
-	d, ok, err := out.done()
-	if !ok || d.Reason != agentrt.StopComplete || err != nil || len(out.items) == 0 {
-		ps.add("resume: the run did not complete", "Done %v (%v), error %v; values %s", d.Reason, ok, err, propItems(out.items))
-	} else if _, last := out.items[len(out.items)-1].ev.(agentrt.Done); !last {
-		ps.add("resume: Done is not the last value", "values %s", propItems(out.items))
-	}
-	msgs, err := store.Load(context.Background(), sid)
-	if err != nil {
-		ps.add("resume: load failed", "%v", err)
-		return
-	}
-	propCheckSession(ps, "resume: session", msgs, true)
-	if len(msgs) < len(start) || !slicesEqualMsgs(msgs[:len(start)], start) {
-		ps.add("resume: the run changed earlier messages", "%d messages before, %d after", len(start), len(msgs))
+	return out, func(reload agentrt.SessionStore) bool {
+		if !slicesEqualMsgs(r.after, r.before) {
+			r.ps.add("early failure: the session changed", "%s", sc.early)
+		}
+		propResume(&r.ps, reload, r.sid, r.after, nil)
+		return false
 	}
 }
 

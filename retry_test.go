@@ -15,15 +15,15 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 )
 
-// claimTimedPlanner is a planner that notes the (virtual) time of each call
+// timedPlanner is a planner that notes the (virtual) time of each call
 // and answers with the next of errs, then with "ok".
-type claimTimedPlanner struct {
+type timedPlanner struct {
 	mu    sync.Mutex
 	errs  []error
 	calls []time.Time
 }
 
-func (p *claimTimedPlanner) Plan(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+func (p *timedPlanner) Plan(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(p.calls)
@@ -35,7 +35,7 @@ func (p *claimTimedPlanner) Plan(context.Context, *agentrt.ModelRequest) (*agent
 }
 
 // waits returns the time between consecutive calls.
-func (p *claimTimedPlanner) waits() []time.Duration {
+func (p *timedPlanner) waits() []time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var w []time.Duration
@@ -45,7 +45,7 @@ func (p *claimTimedPlanner) waits() []time.Duration {
 	return w
 }
 
-// TestClaimRetryBackoff shows RetryPolicy's "Its zero value means 3
+// TestRetryBackoff shows RetryPolicy's "Its zero value means 3
 // attempts with delays from 500ms doubling up to 10s, with jitter": the
 // wait between attempts, measured on synctest's virtual clock, is the
 // PlannerRetry event's Delay, and that is the nominal delay (BaseDelay,
@@ -54,7 +54,7 @@ func (p *claimTimedPlanner) waits() []time.Duration {
 //
 // RetryPolicy's doc: the wait before attempt n+1 is in [d/2, d], d being
 // BaseDelay doubled n-1 times, at most MaxDelay.
-func TestClaimRetryBackoff(t *testing.T) {
+func TestRetryBackoff(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	tests := []struct {
@@ -81,7 +81,7 @@ func TestClaimRetryBackoff(t *testing.T) {
 					for i := range errs {
 						errs[i] = &agentrt.ProviderError{Provider: "fake", StatusCode: 529, Kind: agentrt.ErrOverloaded}
 					}
-					planner := &claimTimedPlanner{errs: errs}
+					planner := &timedPlanner{errs: errs}
 					ag := &agentrt.Agent{Planner: planner, Retry: tc.policy}
 					events, err := agenttest.Collect(ag.Run(t.Context(), fmt.Sprint("s", run), "go"))
 					require.ErrorIs(t, err, agentrt.ErrOverloaded, "the last attempt's error ends the run")
@@ -111,12 +111,12 @@ func TestClaimRetryBackoff(t *testing.T) {
 	}
 }
 
-// TestClaimRetryAfterIsHonoured shows RetryPolicy's "a Retry-After from the
+// TestRetryAfterIsHonoured shows RetryPolicy's "a Retry-After from the
 // provider is honoured up to MaxDelay (a longer one is cut to MaxDelay, and
 // the event says so)": the wait is exactly what the server asked for, with
 // no jitter and no doubling, or MaxDelay (10s by default) with
 // PlannerRetry.Asked set; and the default of 3 attempts still holds.
-func TestClaimRetryAfterIsHonoured(t *testing.T) {
+func TestRetryAfterIsHonoured(t *testing.T) {
 	t.Parallel()
 	limited := func(after time.Duration) error {
 		return &agentrt.ProviderError{Provider: "fake", StatusCode: 429, Kind: agentrt.ErrRateLimited, RetryAfter: after}
@@ -144,7 +144,7 @@ func TestClaimRetryAfterIsHonoured(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				planner := &claimTimedPlanner{errs: tc.errs}
+				planner := &timedPlanner{errs: tc.errs}
 				ag := &agentrt.Agent{Planner: planner, Retry: tc.policy}
 				events, err := agenttest.Collect(ag.Run(t.Context(), "s", "go"))
 				if tc.wantError {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,11 +17,315 @@ import (
 	"github.com/agentrt/agentrt/agenttest"
 )
 
-// claimYields checks, at each event of a run, what the store holds against
+// loggingStore is a MemoryStore that logs every call the runtime makes to
+// it, with the abilities of a JSONLStore: Locker, RecordStore and Syncer.
+// Others (tools, planners) may add their own entries to the same log with
+// note, so that the order of store writes and callbacks can be checked.
+type loggingStore struct {
+	mem *agentrt.MemoryStore
+	mu  sync.Mutex
+	log []string
+}
+
+var _ interface {
+	agentrt.SessionStore
+	agentrt.Locker
+	agentrt.RecordStore
+	agentrt.Syncer
+} = (*loggingStore)(nil)
+
+func newLoggingStore() *loggingStore { return &loggingStore{mem: &agentrt.MemoryStore{}} }
+
+// note appends an entry to the log.
+func (s *loggingStore) note(entry string) {
+	s.mu.Lock()
+	s.log = append(s.log, entry)
+	s.mu.Unlock()
+}
+
+// entries returns a copy of the log.
+func (s *loggingStore) entries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
+
+// describeMessage names a message in the log: "user", "assistant",
+// "assistant[call_1,call_2]" for one that calls tools, "result:call_1".
+func describeMessage(m agentrt.Message) string {
+	switch {
+	case m.Role == agentrt.RoleTool:
+		return "result:" + m.ToolUseID
+	case m.HasToolUse():
+		var ids []string
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse {
+				ids = append(ids, b.ID)
+			}
+		}
+		return string(m.Role) + "[" + strings.Join(ids, ",") + "]"
+	}
+	return string(m.Role)
+}
+
+func (s *loggingStore) Append(ctx context.Context, id string, m agentrt.Message) error {
+	s.note("append:" + describeMessage(m))
+	return s.mem.Append(ctx, id, m)
+}
+
+func (s *loggingStore) Load(ctx context.Context, id string) ([]agentrt.Message, error) {
+	s.note("load")
+	return s.mem.Load(ctx, id)
+}
+
+func (s *loggingStore) List(ctx context.Context) ([]agentrt.SessionInfo, error) {
+	s.note("list")
+	return s.mem.List(ctx)
+}
+
+func (s *loggingStore) Delete(ctx context.Context, id string) error {
+	s.note("delete")
+	return s.mem.Delete(ctx, id)
+}
+
+func (s *loggingStore) Lock(ctx context.Context, id string) (func(), error) {
+	s.note("lock")
+	unlock, err := s.mem.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return func() { s.note("unlock"); unlock() }, nil
+}
+
+func (s *loggingStore) AppendRecord(ctx context.Context, id string, rec agentrt.Record) error {
+	s.note("record:" + string(rec.Kind))
+	return s.mem.AppendRecord(ctx, id, rec)
+}
+
+func (s *loggingStore) LoadRecords(ctx context.Context, id string) ([]agentrt.Record, error) {
+	s.note("load-records")
+	return s.mem.LoadRecords(ctx, id)
+}
+
+func (s *loggingStore) Sync(context.Context, string) error {
+	s.note("sync")
+	return nil
+}
+
+// openToolUses returns the tool_use ids of msgs that have no tool result
+// after them, in order.
+func openToolUses(msgs []agentrt.Message) []string {
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleTool {
+			answered[m.ToolUseID] = true
+		}
+	}
+	var open []string
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse && !answered[b.ID] {
+				open = append(open, b.ID)
+			}
+		}
+	}
+	return open
+}
+
+// specCounter is a tool that counts the calls of its Spec.
+type specCounter struct {
+	agentrt.Tool
+	specs *atomic.Int32
+}
+
+func (c specCounter) Spec() agentrt.ToolSpec {
+	c.specs.Add(1)
+	return c.Tool.Spec()
+}
+
+// TestRunDoesNothingUntilRanged shows what Agent.Run and README's
+// Concepts table say: Run "does nothing until ranged". Calling Run without
+// ranging over its iterator calls no planner (nor a tool's Spec), takes no
+// lock and reads or writes nothing in the store; ranging it later does the
+// run.
+func TestRunDoesNothingUntilRanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var plans, specs atomic.Int32
+	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("3"))
+	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		plans.Add(1)
+		return script.Plan(ctx, req)
+	})
+	store := newLoggingStore()
+	ag := &agentrt.Agent{Planner: planner, Store: store, Tools: []agentrt.Tool{specCounter{addTool(), &specs}}}
+
+	seq := ag.Run(ctx, "s1", "What is 1+2?")
+	require.NotNil(t, seq)
+	_ = ag.Run(ctx, "s1", "a second Run, never ranged")
+
+	assert.Zero(t, plans.Load(), "no planner call")
+	assert.Zero(t, specs.Load(), "the Agent is not even prepared")
+	assert.Empty(t, store.entries(), "no lock, no load, no write")
+	unlock, err := store.mem.Lock(ctx, "s1")
+	require.NoError(t, err, "the session is not locked")
+	unlock()
+	msgs, err := store.mem.Load(ctx, "s1")
+	require.NoError(t, err)
+	assert.Empty(t, msgs, "nothing is stored")
+
+	// Ranging it does the run: the probes above see work when there is some.
+	events, err := agenttest.Collect(seq)
+	require.NoError(t, err)
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	assert.Equal(t, "3", done.FinalText)
+	assert.Equal(t, int32(2), plans.Load())
+	assert.Equal(t, int32(1), specs.Load())
+	log := store.entries()
+	require.NotEmpty(t, log)
+	assert.Equal(t, "lock", log[0])
+	assert.Equal(t, "unlock", log[len(log)-1])
+	assert.Contains(t, log, "append:user")
+	msgs, err = store.mem.Load(ctx, "s1")
+	require.NoError(t, err)
+	assert.Len(t, msgs, 4)
+}
+
+// TestFinalTextEmptyWithoutAnAnswer shows README's "Done.FinalText is
+// only ever the model's answer; the runtime's own explanation of a stop is
+// in Done.Detail" and Done.FinalText's "(empty when it gave none or with
+// Agent.NoFinalAnswer)": a run that stops without an answer has an empty
+// FinalText, even though the model wrote text along with its tool calls,
+// and its Detail says why it stopped.
+func TestFinalTextEmptyWithoutAnAnswer(t *testing.T) {
+	t.Parallel()
+	// A turn whose text is not an answer: it comes with a tool call.
+	working := func(id string) agenttest.Step {
+		return agenttest.Respond(agentrt.NewAssistantMessage(
+			agentrt.TextBlock("let me add "+id),
+			agentrt.ToolUseBlock(id, "add", []byte(`{"a":1,"b":2}`))))
+	}
+	tests := []struct {
+		name    string
+		steps   []agenttest.Step
+		setup   func(ag *agentrt.Agent)
+		reason  agentrt.StopReason
+		detail  string
+		wantErr bool
+	}{
+		{
+			name:   "max turns with NoFinalAnswer",
+			steps:  []agenttest.Step{working("c1"), working("c2")},
+			setup:  func(ag *agentrt.Agent) { ag.MaxTurns = 2; ag.NoFinalAnswer = true },
+			reason: agentrt.StopMaxTurns, detail: "it made 2 turns without a final answer",
+		},
+		{
+			name:   "max turns, the final answer is a tool call without text",
+			steps:  []agenttest.Step{working("c1"), agenttest.CallTool("add", `{"a":3,"b":4}`)},
+			setup:  func(ag *agentrt.Agent) { ag.MaxTurns = 1 },
+			reason: agentrt.StopMaxTurns, detail: "it made 1 turns without a final answer",
+		},
+		{
+			name:   "budget with NoFinalAnswer",
+			steps:  []agenttest.Step{working("c1").WithUsage(agentrt.Usage{InputTokens: 100, OutputTokens: 100})},
+			setup:  func(ag *agentrt.Agent) { ag.Budget.MaxTokens = 10; ag.NoFinalAnswer = true },
+			reason: agentrt.StopBudgetExceeded, detail: "budget_exceeded",
+		},
+		{
+			name:   "planner error",
+			steps:  []agenttest.Step{working("c1"), agenttest.Fail(errors.New("model exploded"))},
+			reason: agentrt.StopError, detail: "model exploded", wantErr: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			script := agenttest.Script(tc.steps...)
+			ag, store := newAgent(script, addTool())
+			if tc.setup != nil {
+				tc.setup(ag)
+			}
+			events, msgs, err := runAgent(t, ag, store, "go")
+			if tc.wantErr {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			script.AssertDone(t)
+			done, ok := agenttest.Done(events)
+			require.True(t, ok)
+			assert.Equal(t, tc.reason, done.Reason)
+			assert.Empty(t, done.FinalText, "no answer: FinalText is empty")
+			assert.Contains(t, done.Detail, tc.detail, "the runtime's explanation is in Detail")
+			// The model did write text in the session.
+			assert.Contains(t, msgs[1].Text(), "let me add c1")
+		})
+	}
+}
+
+// failingAfterCancel is a MemoryStore that cannot append the result of
+// call_2 once the run was cancelled: the stop cannot answer that call.
+type failingAfterCancel struct {
+	*agentrt.MemoryStore
+	ctx context.Context
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (s failingAfterCancel) Append(ctx context.Context, id string, m agentrt.Message) error {
+	if s.ctx.Err() != nil && m.ToolUseID == "call_2" {
+		return errDiskFull
+	}
+	return s.MemoryStore.Append(ctx, id, m)
+}
+
+// TestStoreFailureAtACancelledStopIsReported: when a cancelled run's stop
+// cannot store the results of the calls it answers, the run still ends
+// cancelled, and its error wraps both the cancellation and the store's
+// failure, so that the caller learns the session has calls left open
+// (the next run answers them).
+func TestStoreFailureAtACancelledStopIsReported(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	script := agenttest.Script(
+		agenttest.CallTools(agenttest.ToolUse("cancel", `{}`), agenttest.ToolUse("add", `{"a":1,"b":2}`)),
+		agenttest.Reply("never"))
+	mem := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Planner: script, Tools: []agentrt.Tool{cancellerTool(&cancel), addTool()}, MaxParallelTools: 1,
+		Store: failingAfterCancel{MemoryStore: mem, ctx: ctx}}
+	events, err := agenttest.Collect(ag.Run(ctx, "s", "go"))
+	done, ok := agenttest.Done(events)
+	require.True(t, ok)
+	assert.Equal(t, agentrt.StopCancelled, done.Reason)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, errDiskFull, "the store's failure is not dropped")
+
+	// The next run answers the calls left open.
+	next := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("ok")), Store: mem}
+	_, err = agenttest.Collect(next.Run(context.Background(), "s", "again"))
+	require.NoError(t, err)
+	msgs, err := mem.Load(context.Background(), "s")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+}
+
+// cancellerTool returns a tool that cancels the run's context (the
+// caller's: cancel) and returns its context's error.
+func cancellerTool(cancel *context.CancelFunc) agentrt.Tool {
+	return agentrt.NewTool("cancel", "Cancels the run.", func(ctx context.Context, _ struct{}) (string, error) {
+		(*cancel)()
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, agentrt.ReadOnly())
+}
+
+// yieldChecker checks, at each event of a run, what the store holds against
 // what the events so far announced: the durability the docs claim at every
 // yield (README "The two invariants" and "What at every yield means in
 // practice", doc.go "Two invariants", Syncer, JSONL's SyncEveryTurn).
-type claimYields struct {
+type yieldChecker struct {
 	t    *testing.T
 	load func() []agentrt.Message
 	// The turn in progress: its tool_use ids and those whose ToolResult
@@ -30,7 +336,7 @@ type claimYields struct {
 	checked  int // events checked
 }
 
-func (c *claimYields) check(ev agentrt.Event) {
+func (c *yieldChecker) check(ev agentrt.Event) {
 	t := c.t
 	t.Helper()
 	if ev == nil { // the error after Done
@@ -65,23 +371,23 @@ func (c *claimYields) check(ev agentrt.Event) {
 		c.done = &e
 		if e.Reason == agentrt.StopPending {
 			// doc.go: the calls a StopPending run leaves to a person stay open.
-			assert.Equal(t, pendingIDs(e), claimOpen(msgs), "at a pending Done, exactly the pending calls are open")
+			assert.Equal(t, pendingIDs(e), openToolUses(msgs), "at a pending Done, exactly the pending calls are open")
 		} else {
-			assert.Empty(t, claimOpen(msgs), "at Done (%s), every tool_use has its result in the store", e.Reason)
+			assert.Empty(t, openToolUses(msgs), "at Done (%s), every tool_use has its result in the store", e.Reason)
 			agenttest.AssertInvariants(t, msgs)
 		}
 		return
 	}
 	// At every yield, the only tool_uses without a result in the store are
 	// calls of the turn in progress whose ToolResult is still to come.
-	for _, id := range claimOpen(msgs) {
+	for _, id := range openToolUses(msgs) {
 		assert.Contains(t, c.turnIDs, id, "at %T, open tool_use %s is of an earlier turn", ev, id)
 		assert.False(t, c.resulted[id], "at %T, tool_use %s was yielded a result that the store lacks", ev, id)
 	}
 }
 
 // storedUses returns the tool_use ids of msgs.
-func (c *claimYields) storedUses(msgs []agentrt.Message) []string {
+func (c *yieldChecker) storedUses(msgs []agentrt.Message) []string {
 	var ids []string
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
@@ -93,14 +399,14 @@ func (c *claimYields) storedUses(msgs []agentrt.Message) []string {
 	return ids
 }
 
-// TestClaimDurableAtEveryYield checks, from inside the range loop, at every
+// TestDurableAtEveryYield checks, from inside the range loop, at every
 // event, that the store (a MemoryStore, or a second JSONLStore reading the
 // same directory) holds what the docs say: every tool_use has its result
 // except calls of the turn in progress whose results are still to come; a
 // yielded AssistantMessage, ToolCall or ToolResult is already stored; at
 // Done no tool_use is open, except the calls a StopPending run leaves to a
 // person.
-func TestClaimDurableAtEveryYield(t *testing.T) {
+func TestDurableAtEveryYield(t *testing.T) {
 	t.Parallel()
 	type scenario struct {
 		steps  []agenttest.Step
@@ -221,7 +527,7 @@ func TestClaimDurableAtEveryYield(t *testing.T) {
 				if sc.setup != nil {
 					sc.setup(ag)
 				}
-				c := &claimYields{t: t, load: load}
+				c := &yieldChecker{t: t, load: load}
 				var runErr error
 				for ev, err := range ag.Run(ctx, "s1", "go") {
 					c.check(ev)
@@ -237,9 +543,9 @@ func TestClaimDurableAtEveryYield(t *testing.T) {
 	}
 }
 
-// claimNoteTool is a read-only tool that notes "execute:<n>" in the store's
+// noteTool is a read-only tool that notes "execute:<n>" in the store's
 // log when it runs.
-func claimNoteTool(store *claimStore) agentrt.Tool {
+func noteTool(store *loggingStore) agentrt.Tool {
 	type In struct {
 		N int `json:"n"`
 	}
@@ -249,14 +555,14 @@ func claimNoteTool(store *claimStore) agentrt.Tool {
 	}, agentrt.ReadOnly())
 }
 
-// TestClaimSyncBeforeToolsRun shows Syncer's and doc.go's write-ahead: with
+// TestSyncBeforeToolsRun shows Syncer's and doc.go's write-ahead: with
 // a store that implements Syncer, Sync is called after the assistant
 // message that calls tools is appended and before any of its tools runs,
 // again at the end of each tool turn (before the next planner call), and
 // before the run ends.
-func TestClaimSyncBeforeToolsRun(t *testing.T) {
+func TestSyncBeforeToolsRun(t *testing.T) {
 	t.Parallel()
-	store := newClaimStore()
+	store := newLoggingStore()
 	script := agenttest.Script(
 		agenttest.CallTool("note", `{"n":1}`),
 		agenttest.CallTools(agenttest.ToolUse("note", `{"n":2}`), agenttest.ToolUse("note", `{"n":3}`), agenttest.ToolUse("note", `{"n":4}`)),
@@ -265,7 +571,7 @@ func TestClaimSyncBeforeToolsRun(t *testing.T) {
 		store.note("plan")
 		return script.Plan(ctx, req)
 	})
-	ag := &agentrt.Agent{Planner: planner, Store: store, Tools: []agentrt.Tool{claimNoteTool(store)}}
+	ag := &agentrt.Agent{Planner: planner, Store: store, Tools: []agentrt.Tool{noteTool(store)}}
 	events, err := agenttest.Collect(ag.Run(context.Background(), "s1", "go"))
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
@@ -305,13 +611,13 @@ func TestClaimSyncBeforeToolsRun(t *testing.T) {
 	}
 }
 
-// TestClaimSyncAtTheEndOfATypedOutputRetryTurn checks Syncer's "and at the
+// TestSyncAtTheEndOfATypedOutputRetryTurn checks Syncer's "and at the
 // end of every turn" on a turn whose answer fails RunTyped's output check:
 // the corrective user message is appended and synced before the next
 // planner call.
-func TestClaimSyncAtTheEndOfATypedOutputRetryTurn(t *testing.T) {
+func TestSyncAtTheEndOfATypedOutputRetryTurn(t *testing.T) {
 	t.Parallel()
-	store := newClaimStore()
+	store := newLoggingStore()
 	script := agenttest.Script(agenttest.Reply("not JSON"), agenttest.Reply(`{"label":"spam","confidence":0.5}`))
 	planner := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		store.note("plan")

@@ -1,0 +1,46 @@
+package agentrt_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
+)
+
+// TestInvalidPatternRemembersNothing shows Decision.Pattern's "An
+// invalid pattern remembers nothing": an "always" answer with a pattern
+// that does not compile is asked again on the next call, while one with a
+// valid pattern that matches is not.
+func TestInvalidPatternRemembersNothing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pattern string
+		asked   int
+	}{
+		{`"path":"notes/`, 1},
+		{`"path":(`, 2},
+	} {
+		asked := 0
+		ask := func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+			asked++
+			return agentrt.Decision{Allow: true, Always: true, Pattern: tc.pattern}, nil
+		}
+		script := agenttest.Script(
+			agenttest.CallTool("write_file", `{"path":"notes/a.txt","text":"a"}`),
+			agenttest.CallTool("write_file", `{"path":"notes/b.txt","text":"b"}`),
+			agenttest.Reply("done"))
+		write := agentrt.NewTool("write_file", "Write a file.", func(context.Context, WriteIn) (string, error) { return "ok", nil })
+		ag, _ := newAgent(script, write)
+		ag.Permission = agentrt.AskOnWrite(ask)
+		events, err := agenttest.Collect(ag.Run(context.Background(), "s", "write two notes"))
+		require.NoError(t, err)
+		for _, r := range agenttest.Filter[agentrt.ToolResult](events) {
+			assert.False(t, r.Message.IsError, r.Message.Content)
+		}
+		assert.Equal(t, tc.asked, asked, "pattern %s", tc.pattern)
+	}
+}
