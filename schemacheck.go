@@ -2,6 +2,7 @@ package agentrt
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,8 +86,16 @@ func (noLoader) Load(url string) (any, error) {
 }
 
 // upgradeExclusiveBounds rewrites the draft-4 form of exclusive bounds
-// ("minimum": 0, "exclusiveMinimum": true) in the 2020-12 form.
+// ("minimum": 0, "exclusiveMinimum": true) in the 2020-12 form, in a
+// schema that names no draft.
 func upgradeExclusiveBounds(doc any) {
+	if m, ok := doc.(map[string]any); ok && m["$schema"] != nil {
+		return
+	}
+	upgradeBounds(doc)
+}
+
+func upgradeBounds(doc any) {
 	switch x := doc.(type) {
 	case map[string]any:
 		for _, b := range [][2]string{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
@@ -101,11 +110,11 @@ func upgradeExclusiveBounds(doc any) {
 			}
 		}
 		for _, v := range x {
-			upgradeExclusiveBounds(v)
+			upgradeBounds(v)
 		}
 	case []any:
 		for _, v := range x {
-			upgradeExclusiveBounds(v)
+			upgradeBounds(v)
 		}
 	}
 }
@@ -120,13 +129,7 @@ func (cs *checkedSchema) index(s *jsonschema.Schema) {
 	}
 	cs.byLoc[s.Location] = s
 	if s.Types != nil {
-		for _, name := range s.Types.ToStrings() {
-			for _, tn := range typeNames {
-				if tn.name == name {
-					cs.types[s] |= tn.bit
-				}
-			}
-		}
+		cs.types[s] = typeSetOf(s.Types.ToStrings())
 	}
 	subs := []*jsonschema.Schema{s.Ref, s.Not, s.If, s.Then, s.Else, s.Items2020, s.Contains, s.PropertyNames, s.UnevaluatedItems, s.UnevaluatedProperties}
 	subs = append(subs, s.AllOf...)
@@ -141,6 +144,14 @@ func (cs *checkedSchema) index(s *jsonschema.Schema) {
 	}
 	for _, p := range s.DependentSchemas {
 		subs = append(subs, p)
+	}
+	for _, d := range s.Dependencies {
+		if ds, ok := d.(*jsonschema.Schema); ok {
+			subs = append(subs, ds)
+		}
+	}
+	if s.DynamicRef != nil {
+		subs = append(subs, s.DynamicRef.Ref)
 	}
 	for _, v := range []any{s.AdditionalProperties, s.Items, s.AdditionalItems} {
 		switch x := v.(type) {
@@ -242,7 +253,7 @@ func (cs *checkedSchema) repairAndCheck(v any, raw []byte, coerce bool) (changed
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return r.changed, []fieldError{{msg: "invalid input: " + err.Error()}}
+		return r.changed, []fieldError{{msg: err.Error()}}
 	}
 	w := worder{cs: cs, root: v}
 	w.add(ve)
@@ -399,11 +410,15 @@ type worder struct {
 
 // sortedError is a fieldError with the place in the input it is reported
 // at: the value at path, before (its start) or after its contents (its
-// end: the rules on a whole list).
+// end: the rules on a whole list). Errors at one place come in the order
+// of the first message of their group (one library error), then in the
+// group's order.
 type sortedError struct {
 	fieldError
 	at    string
 	atEnd bool
+	group string
+	seq   int
 }
 
 func (w *worder) add(e *jsonschema.ValidationError) {
@@ -413,15 +428,19 @@ func (w *worder) add(e *jsonschema.ValidationError) {
 		for _, c := range e.Causes {
 			w.add(c)
 		}
-	case *kind.AnyOf:
-		if s != nil {
-			w.noAlternative(e, s.AnyOf)
-		}
 	case *kind.OneOf:
-		if len(k.Subschemas) > 0 && s != nil {
+		if len(k.Subschemas) > 0 && s != nil { // the value matches two alternatives
 			w.fail(e, true, "matches more than one of its %d allowed forms; it must match exactly one", len(s.OneOf))
 		} else if s != nil {
 			w.noAlternative(e, s.OneOf)
+		} else {
+			w.fail(e, true, "must match one of its allowed forms")
+		}
+	case *kind.AnyOf:
+		if s != nil {
+			w.noAlternative(e, s.AnyOf)
+		} else {
+			w.fail(e, true, "must match one of its allowed forms")
 		}
 	default:
 		w.leaf(e, s)
@@ -471,8 +490,8 @@ func (w *worder) takes(s *jsonschema.Schema, v any) bool {
 	case nil:
 		return types&tNull != 0
 	case json.Number:
-		_, err := x.Int64()
-		return types&tNumber != 0 || types&tInteger != 0 && err == nil
+		f, err := x.Float64()
+		return types&tNumber != 0 || types&tInteger != 0 && err == nil && f == math.Trunc(f)
 	}
 	return false
 }
@@ -500,11 +519,11 @@ func (w *worder) describe(list []*jsonschema.Schema) string {
 func (w *worder) leaf(e *jsonschema.ValidationError, s *jsonschema.Schema) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
-		path := w.path(e.InstanceLocation)
-		for _, name := range k.Missing {
-			p := joinPath(path, name)
-			w.errs = append(w.errs, sortedError{fieldError{p, subject(p) + " is required"}, path, false})
-		}
+		w.missing(e, k.Missing, "")
+	case *kind.DependentRequired:
+		w.missing(e, k.Missing, fmt.Sprintf(" when %q is present", k.Prop))
+	case *kind.Dependency:
+		w.missing(e, k.Missing, fmt.Sprintf(" when %q is present", k.Prop))
 	case *kind.AdditionalProperties:
 		path := w.path(e.InstanceLocation)
 		list := "none"
@@ -518,17 +537,11 @@ func (w *worder) leaf(e *jsonschema.ValidationError, s *jsonschema.Schema) {
 		}
 		for _, name := range k.Properties {
 			p := joinPath(path, name)
-			w.errs = append(w.errs, sortedError{fieldError{p, fmt.Sprintf("unknown field %q (valid fields: %s%s)", p, list, strings.Join(patterns, ""))}, p, false})
+			msg := fmt.Sprintf("unknown field %q (valid fields: %s%s)", p, list, strings.Join(patterns, ""))
+			w.errs = append(w.errs, sortedError{fieldError{p, msg}, p, false, msg, 0})
 		}
 	case *kind.Type:
-		var want typeSet
-		for _, name := range k.Want {
-			for _, tn := range typeNames {
-				if tn.name == name {
-					want |= tn.bit
-				}
-			}
-		}
+		want := typeSetOf(k.Want)
 		got := k.Got
 		if got == "number" && want&tInteger != 0 {
 			if n, ok := w.valueAt(e.InstanceLocation).(json.Number); ok {
@@ -583,6 +596,9 @@ func (w *worder) leaf(e *jsonschema.ValidationError, s *jsonschema.Schema) {
 		w.fail(e, true, "must have at least %s", plural(k.Want, "entry", "entries"))
 	case *kind.MaxProperties:
 		w.fail(e, true, "must have at most %s", plural(k.Want, "entry", "entries"))
+	case *kind.PropertyNames: // its InstanceLocation is not reliable in v6.0.3
+		msg := fmt.Sprintf("property name %q is not allowed", k.Property)
+		w.errs = append(w.errs, sortedError{fieldError{"", msg}, "", false, msg, 0})
 	case *kind.FalseSchema:
 		w.fail(e, false, "is not allowed")
 	case *kind.Not:
@@ -596,11 +612,25 @@ func (w *worder) leaf(e *jsonschema.ValidationError, s *jsonschema.Schema) {
 	}
 }
 
+// missing records the properties missing from the object e is about.
+func (w *worder) missing(e *jsonschema.ValidationError, names []string, when string) {
+	path := w.path(e.InstanceLocation)
+	group := ""
+	for i, name := range names {
+		p := joinPath(path, name)
+		msg := subject(p) + " is required" + when
+		if i == 0 {
+			group = msg
+		}
+		w.errs = append(w.errs, sortedError{fieldError{p, msg}, path, false, group, i})
+	}
+}
+
 // fail records "field "path" <predicate>" for the value e is about.
 func (w *worder) fail(e *jsonschema.ValidationError, atEnd bool, format string, args ...any) {
 	path := w.path(e.InstanceLocation)
 	msg := subject(path) + " " + fmt.Sprintf(format, args...)
-	w.errs = append(w.errs, sortedError{fieldError{path, msg}, path, atEnd})
+	w.errs = append(w.errs, sortedError{fieldError{path, msg}, path, atEnd, msg, 0})
 }
 
 // path is the JSON path of an instance location: "items[2].name".
@@ -663,7 +693,9 @@ func (w *worder) sorted(raw []byte) []fieldError {
 				at = parentPath(at)
 			}
 		}
-		slices.SortStableFunc(w.errs, func(a, b sortedError) int { return place(a) - place(b) })
+		slices.SortFunc(w.errs, func(a, b sortedError) int {
+			return cmp.Or(place(a)-place(b), strings.Compare(a.group, b.group), a.seq-b.seq)
+		})
 	}
 	out := make([]fieldError, len(w.errs))
 	for i, e := range w.errs {
@@ -805,6 +837,16 @@ var typeNames = []struct {
 	{tInteger, "integer", "an integer"},
 	{tBoolean, "boolean", "a boolean"},
 	{tNull, "null", "null"},
+}
+
+func typeSetOf(names []string) typeSet {
+	var types typeSet
+	for _, tn := range typeNames {
+		if slices.Contains(names, tn.name) {
+			types |= tn.bit
+		}
+	}
+	return types
 }
 
 // typeWords is "a string or null".

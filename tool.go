@@ -164,23 +164,23 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 	if err == nil {
 		checked, err = compileSchema(schema)
 	}
+	validator := newStructValidator(st)
+	if err == nil && validator != nil {
+		err = validator.checkTags(st)
+	}
+	if err == nil {
+		err = checkEncodable(reflect.TypeFor[Out]())
+	}
 	if err != nil {
 		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
 	}
-	t := &typedTool[In, Out]{
-		spec:   ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
-		fn:     fn,
-		schema: checked,
+	return &typedTool[In, Out]{
+		spec:       ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
+		fn:         fn,
+		schema:     checked,
+		validator:  validator,
+		userDecode: userDecoding(inType),
 	}
-	if err := checkValidateTags(st); err != nil {
-		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
-	}
-	if err := checkEncodable(reflect.TypeFor[Out]()); err != nil {
-		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
-	}
-	t.validator = newStructValidator(st)
-	t.userDecode = userDecoding(inType)
-	return t
 }
 
 var (

@@ -239,3 +239,38 @@ func TestNewToolAnyField(t *testing.T) {
 	_, err = tool.Decode(json.RawMessage(`{"name":"x","value":1,"nope":2}`))
 	assert.EqualError(t, err, `invalid input: unknown field "nope" (valid fields: "extra", "name", "value")`)
 }
+
+// A hand-written schema may use any keyword of draft 2020-12, or name an
+// older draft; every violation names its field.
+func TestRawToolChecksEveryKeyword(t *testing.T) {
+	t.Parallel()
+	echo := func(_ context.Context, in json.RawMessage) (string, error) { return string(in), nil }
+	tests := []struct {
+		schema, input, want string
+	}{
+		{`{"type":"object","properties":{
+			"one":{"oneOf":[{"type":"integer"},{"type":"number","minimum":0}]},
+			"not":{"not":{"type":"string"}},
+			"cond":{"type":"object","if":{"required":["a"]},"then":{"required":["b"]}},
+			"dep":{"type":"object","dependentRequired":{"a":["c"]}},
+			"names":{"type":"object","propertyNames":{"pattern":"^[a-z]+$"}},
+			"has":{"type":"array","contains":{"const":1}},
+			"ref":{"$ref":"#/$defs/pos"},
+			"all":{"allOf":[{"type":"string"},{"minLength":3}]},
+			"never":false
+		},"$defs":{"pos":{"type":"integer","exclusiveMinimum":0}}}`,
+			`{"one":2,"not":"x","cond":{"a":1},"dep":{"a":1},"names":{"A":1},"has":[2],"ref":"0","all":"ab","never":1}`,
+			`invalid input: property name "A" is not allowed; field "one" matches more than one of its 2 allowed forms; it must match exactly one; field "not" must not be a string; field "cond.b" is required; field "dep.c" is required when "a" is present; field "has" no items match contains schema; field "ref" must be greater than 0; field "all" must have at least 3 characters; field "never" is not allowed`},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"number","minimum":0,"exclusiveMinimum":5}},"dependencies":{"n":["m"],"x":{"required":["y"]}}}`,
+			`{"n":3,"x":1}`,
+			`invalid input: field "m" is required when "n" is present; field "y" is required; field "n" must be greater than 5`},
+		{`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"n":{"type":"number","minimum":5,"exclusiveMinimum":true}}}`,
+			`{"n":5}`,
+			`invalid input: field "n" must be greater than 5`},
+	}
+	for _, tc := range tests {
+		tool := agentrt.NewRawTool("kw", "", json.RawMessage(tc.schema), echo)
+		_, err := tool.Decode(json.RawMessage(tc.input))
+		assert.EqualError(t, err, tc.want, tc.input)
+	}
+}

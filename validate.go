@@ -19,7 +19,7 @@ type structValidator struct {
 // newStructValidator returns nil when t has no validate tags at all, so
 // that tools without rules pay nothing.
 func newStructValidator(t reflect.Type) *structValidator {
-	if !hasValidateTags(t, map[reflect.Type]bool{}) {
+	if !hasValidateTags(t) {
 		return nil
 	}
 	return &structValidator{v: newValidate()}
@@ -42,14 +42,13 @@ func newValidate() *validator.Validate {
 	return v
 }
 
-// checkValidateTags reports a validate tag in t, or in a struct inside it,
-// that go-playground does not know or cannot apply to its field: the
-// validator would panic on it at the first call. It validates the zero
-// value of each struct type, which makes go-playground parse every tag.
-func checkValidateTags(t reflect.Type) error {
-	v := newValidate()
+// checkTags reports a validate tag in t, or in a struct inside it, that
+// go-playground does not know or cannot apply to its field: the validator
+// would panic on it at the first call. It validates the zero value of each
+// struct type, which makes go-playground parse every tag (and cache them).
+func (s *structValidator) checkTags(t reflect.Type) error {
 	for _, st := range structTypes(t) {
-		if err := validateZero(v, st); err != nil {
+		if err := validateZero(s.v, st); err != nil {
 			return err
 		}
 	}
@@ -88,21 +87,12 @@ func structTypes(t reflect.Type) []reflect.Type {
 	return out
 }
 
-func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct || seen[t] {
-		return false
-	}
-	seen[t] = true
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if _, ok := f.Tag.Lookup("validate"); ok {
-			return true
-		}
-		if hasValidateTags(f.Type, seen) {
-			return true
+func hasValidateTags(t reflect.Type) bool {
+	for _, st := range structTypes(t) {
+		for i := range st.NumField() {
+			if _, ok := st.Field(i).Tag.Lookup("validate"); ok {
+				return true
+			}
 		}
 	}
 	return false
