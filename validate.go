@@ -87,6 +87,7 @@ func structTypes(t reflect.Type) []reflect.Type {
 	return out
 }
 
+// hasValidateTags reports whether a struct in t has a validate tag.
 func hasValidateTags(t reflect.Type) bool {
 	for _, st := range structTypes(t) {
 		for i := range st.NumField() {
