@@ -196,9 +196,9 @@ func schemaOutputSpec(schema json.RawMessage) (*outputSpec, error) {
 	if !json.Valid(schema) {
 		return nil, errors.New("agentrt: the output schema is not valid JSON")
 	}
-	node, err := compileSchema(schema, false)
+	checked, err := compileSchema(schema)
 	if err != nil {
-		node = nil // not an object schema: shown, not enforced
+		checked = nil // not an object schema: shown, not enforced
 	}
 	return &outputSpec{
 		schema: schema,
@@ -209,10 +209,10 @@ func schemaOutputSpec(schema json.RawMessage) (*outputSpec, error) {
 			if !json.Valid(raw) {
 				return errors.New("the answer is not valid JSON")
 			}
-			if node == nil {
+			if checked == nil {
 				return nil
 			}
-			if errs := node.check(raw); len(errs) > 0 {
+			if errs := checked.check(raw); len(errs) > 0 {
 				return joinFieldErrors(errs)
 			}
 			return nil
