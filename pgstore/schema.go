@@ -54,7 +54,7 @@ func Migrate(ctx context.Context, db interface {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('agentrt_schema', 0))`); err != nil {
+	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock(hashtextextended('agentrt_schema', 0))`); err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentrt_schema (

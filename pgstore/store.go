@@ -34,7 +34,6 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/internal/textcut"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -45,7 +44,7 @@ type Durability int
 
 const (
 	// SyncEveryAppend flushes every append's commit (synchronous_commit =
-	// on). The default.
+	// on, set by the append whatever the server's default). The default.
 	SyncEveryAppend Durability = iota
 	// SyncEveryTurn commits appends without waiting for the flush
 	// (synchronous_commit = off) and flushes them in Sync, which the runtime
@@ -146,30 +145,24 @@ func wrap(op, id string, err error) error {
 	return fmt.Errorf("pgstore: %s session %q: %w", op, id, err)
 }
 
-// exec runs one statement in its own transaction, asynchronously committed
-// under SyncEveryTurn.
-func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if s.opts.Durability == SyncEveryAppend {
-		return s.pool.Exec(ctx, sql, args...)
+// commitMode is the synchronous_commit of the store's appends. It is set
+// in each statement (set_config), not left to the server's default, so
+// that SyncEveryAppend flushes even on a server set to
+// synchronous_commit = off.
+func (s *Store) commitMode() string {
+	if s.opts.Durability == SyncEveryTurn {
+		return "off"
 	}
-	var tag pgconn.CommandTag
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
-		var err error
-		tag, err = tx.Exec(ctx, sql, args...)
-		return err
-	})
-	return tag, err
+	return "on"
 }
 
 // appendSQL adds one entry at the end of a session, creating the session,
 // in one statement: the upsert locks the session's row, so concurrent
 // appends to one session take turns and get consecutive seqs.
-const appendSQL = `WITH s AS (
+const appendSQL = `WITH c AS (SELECT set_config('synchronous_commit', $7, true)),
+s AS (
 	INSERT INTO agentrt_sessions AS s (id, messages, next_seq, title)
-	VALUES ($1, $3::int, 1, $5)
+	SELECT $1, $3::int, 1, $5 FROM c
 	ON CONFLICT (id) DO UPDATE SET
 		next_seq = s.next_seq + 1,
 		messages = s.messages + $3::int,
@@ -194,7 +187,7 @@ func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Messag
 		t := textcut.Title(msg.Content)
 		title = &t
 	}
-	_, err = s.exec(ctx, appendSQL, sessionID, kindMessage, 1, string(msg.Role), title, string(body))
+	_, err = s.pool.Exec(ctx, appendSQL, sessionID, kindMessage, 1, string(msg.Role), title, string(body), s.commitMode())
 	return wrap("append to", sessionID, err)
 }
 
@@ -229,14 +222,15 @@ func (s *Store) AppendRecord(ctx context.Context, sessionID string, rec agentrt.
 	if !json.Valid(data) {
 		return fmt.Errorf("pgstore: record %q of session %q: data is not valid JSON", rec.Kind, sessionID)
 	}
-	_, err := s.exec(ctx, appendSQL, sessionID, rec.Kind, 0, nil, nil, string(data))
+	_, err := s.pool.Exec(ctx, appendSQL, sessionID, rec.Kind, 0, nil, nil, string(data), s.commitMode())
 	return wrap("append a record to", sessionID, err)
 }
 
 // Sync makes the session's appends durable; see [agentrt.Syncer]. Under
-// SyncEveryAppend they already are. Under SyncEveryTurn it commits a
-// transaction with synchronous_commit on, which flushes the write-ahead
-// log up to it, every earlier commit of this store included.
+// SyncEveryAppend they already are. Under SyncEveryTurn it rewrites the
+// session's row unchanged with synchronous_commit on: a commit that writes
+// WAL, so the server flushes the log up to it, every earlier commit
+// included. (A transaction that writes nothing flushes nothing.)
 func (s *Store) Sync(ctx context.Context, sessionID string) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return err
@@ -244,10 +238,8 @@ func (s *Store) Sync(ctx context.Context, sessionID string) error {
 	if s.opts.Durability == SyncEveryAppend {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on; SELECT pg_current_xact_id()`)
-		return err
-	})
+	_, err := s.pool.Exec(ctx, `WITH c AS (SELECT set_config('synchronous_commit', 'on', true))
+		UPDATE agentrt_sessions SET updated = updated FROM c WHERE id = $1`, sessionID)
 	return wrap("sync", sessionID, err)
 }
 
