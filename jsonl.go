@@ -645,16 +645,27 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 }
 
 // Verify reads the whole session file and reports its state: nil if every
-// line is good (or the session does not exist), a [*jsonl.LineError] with
-// Tail set if only its last line is damaged (what a crash leaves; Load
-// succeeds), one without Tail if Load would fail. It does not call OnWarning.
+// line is good (or the session does not exist); an error wrapping
+// [ErrBrokenSession] if its messages break the invariant
+// ([VerifyMessages]); else a [*jsonl.LineError] with Tail set if only its
+// last line is damaged (what a crash leaves; Load succeeds), one without
+// Tail if Load would fail. It does not call OnWarning.
 func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
 	}
-	tail, err := s.scan(ctx, sessionID, func(int, int64, []byte, *decodedLine) error { return nil })
+	var msgs []Message
+	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *decodedLine) error {
+		if l.Kind == kindMessage {
+			msgs = append(msgs, *l.Message)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
+	}
+	if err := VerifyMessages(msgs); err != nil {
+		return fmt.Errorf("agentrt: %s: %w", s.path(sessionID), err)
 	}
 	if tail != nil {
 		return tail

@@ -3,6 +3,7 @@ package agentrt
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -168,6 +169,61 @@ func ValidateSessionID(id string) error {
 	return nil
 }
 
+// ErrBrokenSession is wrapped by the Verify methods of the stores of this
+// module ([VerifyMessages]) for a session whose messages break the
+// runtime's first invariant.
+var ErrBrokenSession = errors.New("agentrt: session breaks the message invariant")
+
+// VerifyMessages reports the first break of the runtime's first invariant
+// in a session's messages, as an error wrapping [ErrBrokenSession]: a
+// tool_use id twice in one assistant message, a second result for one
+// call, an orphaned result (its tool_use is not in the assistant message
+// before it), or a result out of place (a call without a result before a
+// message other than a result). Calls left without results at the end (a
+// run in progress, a crash, calls waiting for approval) are allowed, and
+// results may come in any order.
+func VerifyMessages(msgs []Message) error {
+	broken := func(i int, format string, args ...any) error {
+		return fmt.Errorf("%w: message %d: %s", ErrBrokenSession, i, fmt.Sprintf(format, args...))
+	}
+	last := -1                 // the last assistant message
+	calls := map[string]bool{} // its tool_use ids → answered
+	for i, m := range msgs {
+		if m.Role == RoleTool {
+			answered, ok := calls[m.ToolUseID]
+			switch {
+			case last < 0 || !ok:
+				return broken(i, "orphaned result: tool_use %q is not in the assistant message before it", m.ToolUseID)
+			case answered:
+				return broken(i, "a second result for tool_use %q (message %d)", m.ToolUseID, last)
+			}
+			calls[m.ToolUseID] = true
+			continue
+		}
+		for id, answered := range calls {
+			if !answered {
+				return broken(i, "result out of place: tool_use %q of message %d has no result before this %s message", id, last, m.Role)
+			}
+		}
+		clear(calls)
+		if m.Role != RoleAssistant {
+			last = -1
+			continue
+		}
+		last = i
+		for _, b := range m.Blocks {
+			if b.Type != BlockToolUse {
+				continue
+			}
+			if _, dup := calls[b.ID]; dup {
+				return broken(i, "tool_use id %q twice in one message", b.ID)
+			}
+			calls[b.ID] = false
+		}
+	}
+	return nil
+}
+
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
 // and the store of tests. It implements [Locker] and [RecordStore].
 // The zero value is ready to use; a MemoryStore must not be copied after
@@ -274,6 +330,19 @@ func (s *MemoryStore) Delete(_ context.Context, sessionID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, sessionID)
+	return nil
+}
+
+// Verify checks the session's messages with [VerifyMessages]; a missing
+// session is good.
+func (s *MemoryStore) Verify(ctx context.Context, sessionID string) error {
+	msgs, err := s.Load(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if err := VerifyMessages(msgs); err != nil {
+		return fmt.Errorf("agentrt: session %q: %w", sessionID, err)
+	}
 	return nil
 }
 

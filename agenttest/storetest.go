@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,7 +56,12 @@ const maxSessionIDLen = 128
 //     from messages (Load and List do not see them), and LoadRecords
 //     returns them in append order, unknown kinds included;
 //   - if it implements [agentrt.Syncer]: Sync works on existing and missing
-//     sessions.
+//     sessions;
+//   - if it has a method Verify(ctx, sessionID) error: good, missing and
+//     unfinished sessions (calls without results at the end) verify, and
+//     a second result for one call, an orphaned result and a result out
+//     of place are found, with an error wrapping [agentrt.ErrBrokenSession]
+//     (what [agentrt.VerifyMessages] returns).
 func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 	t.Helper()
 	tests := []struct {
@@ -75,6 +81,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 		{"Locker", testLocker},
 		{"RecordStore", testRecordStore},
 		{"Syncer", testSyncer},
+		{"Verify", testVerify},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -640,6 +647,59 @@ func testSyncer(t *testing.T, s agentrt.SessionStore) {
 		t.Errorf("Sync of a missing session: %v", err)
 	}
 	checkMessages(t, "Load after Sync", []agentrt.Message{agentrt.NewUserMessage("x")}, mustLoad(t, s, "synced"))
+}
+
+// verifier is a store that checks a session.
+type verifier interface {
+	Verify(ctx context.Context, sessionID string) error
+}
+
+// brokenSessions are sessions that break the runtime's first invariant.
+func brokenSessions() map[string][]agentrt.Message {
+	call := func(ids ...string) agentrt.Message {
+		var bs []agentrt.Block
+		for _, id := range ids {
+			bs = append(bs, agentrt.ToolUseBlock(id, "t", json.RawMessage(`{}`)))
+		}
+		return agentrt.NewAssistantMessage(bs...)
+	}
+	res := func(id string) agentrt.Message { return agentrt.NewToolResult(id, "r", false) }
+	user := agentrt.NewUserMessage("q")
+	text := agentrt.NewAssistantMessage(agentrt.TextBlock("a"))
+	return map[string][]agentrt.Message{
+		"two-results":     {user, call("c1"), res("c1"), res("c1")},
+		"late-second":     {user, call("c1", "c2"), res("c2"), res("c1"), res("c2")},
+		"orphan":          {user, call("c1"), res("c1"), text, res("c1")},
+		"orphan-no-call":  {user, res("c9")},
+		"orphan-other-id": {user, call("c1"), res("c2")},
+		"out-of-place":    {user, call("c1"), user, res("c1")},
+		"unanswered":      {user, call("c1", "c2"), res("c1"), text},
+		"duplicate-id":    {user, call("c1", "c1"), res("c1")},
+	}
+}
+
+func testVerify(t *testing.T, s agentrt.SessionStore) {
+	v, ok := s.(verifier)
+	if !ok {
+		t.Skip("the store has no Verify method")
+	}
+	ctx := t.Context()
+	good := sampleMessages()
+	mustAppend(t, s, "good", good...)
+	open := good[:3:3] // a call without results at the end
+	mustAppend(t, s, "open", open...)
+	for _, id := range []string{"good", "open", "missing"} {
+		if err := v.Verify(ctx, id); err != nil {
+			t.Errorf("Verify(%q) of a good session: %v", id, err)
+		}
+	}
+	for id, msgs := range brokenSessions() {
+		mustAppend(t, s, id, msgs...)
+		err := v.Verify(ctx, id)
+		if !errors.Is(err, agentrt.ErrBrokenSession) {
+			t.Errorf("Verify(%q) = %v, want an error wrapping agentrt.ErrBrokenSession:\n%s", id, err, dump(msgs))
+		}
+	}
 }
 
 // sessionTitle is the title SessionInfo.Title documents: the first user

@@ -486,8 +486,10 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 }
 
 // Verify checks the session: every message entry decodes as a message,
-// and the session's message count and next seq agree with its entries.
-// It returns nil for a good or missing session.
+// the session's message count and next seq agree with its entries, and
+// the messages keep the runtime's invariant ([agentrt.VerifyMessages]:
+// an error wrapping [agentrt.ErrBrokenSession]). It returns nil for a good
+// or missing session.
 func (s *Store) Verify(ctx context.Context, sessionID string) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return err
@@ -511,8 +513,12 @@ func (s *Store) Verify(ctx context.Context, sessionID string) error {
 	if maxSeq >= nextSeq {
 		return fmt.Errorf("pgstore: session %q: next seq %d, but an entry has seq %d", sessionID, nextSeq, maxSeq)
 	}
-	if _, err := s.Load(ctx, sessionID); err != nil {
+	msgs, err := s.Load(ctx, sessionID)
+	if err != nil {
 		return err
+	}
+	if err := agentrt.VerifyMessages(msgs); err != nil {
+		return fmt.Errorf("pgstore: session %q: %w", sessionID, err)
 	}
 	return nil
 }
