@@ -733,6 +733,13 @@ func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Recor
 // process. While the session is locked the store keeps its file open;
 // unlock syncs it (unless the durability is SyncNever), closes it and
 // releases the locks. unlock may be called more than once.
+//
+// The lock is a file lock of one machine: the kernel holds it for the
+// process and drops it only when the process dies, so a holder cannot
+// lose it while it lives, and a frozen holder keeps the session until it
+// resumes or dies (there is no lease and no fencing token, unlike
+// pgstore's lock). It does not keep apart processes on two machines
+// sharing a directory over a network file system.
 func (s *JSONLStore) Lock(ctx context.Context, sessionID string) (unlock func(), err error) {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return nil, err

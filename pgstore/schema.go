@@ -10,7 +10,7 @@ import (
 )
 
 // SchemaVersion is the version of the schema this package reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchema is returned (wrapped) by [Open] when the database's schema is
 // missing or at another version and Options.Migrate is not set.
@@ -40,6 +40,13 @@ CREATE TABLE agentrt_entries (
 	PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX agentrt_entries_kind ON agentrt_entries (kind, created);`,
+	// 1 → 2: leases, the fencing tokens of Lock.
+	`CREATE SEQUENCE agentrt_lease_gen;
+CREATE TABLE agentrt_leases (
+	session_id text PRIMARY KEY,
+	gen        bigint NOT NULL,
+	expires    timestamptz NOT NULL
+);`,
 }
 
 // Migrate creates the schema, or brings it to [SchemaVersion], in one

@@ -18,7 +18,9 @@
 // The store implements [agentrt.Locker] with a PostgreSQL advisory lock held
 // on a connection of its own for the whole run: a second runner, in this
 // process or another, gets [agentrt.ErrSessionBusy]; when a runner dies, its
-// connection closes and the server releases the lock.
+// connection closes and the server releases the lock. Each lock is also a
+// lease ([Options.Lease]) with a fencing token that every append of the run
+// carries: a run that lost its lock gets [ErrLockLost] instead of writing.
 package pgstore
 
 import (
@@ -28,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,7 +65,22 @@ type Options struct {
 	Migrate bool
 	// Durability; the default is [SyncEveryAppend].
 	Durability Durability
+	// Lease bounds how long a session stays locked by a runner that
+	// stopped answering (frozen, partitioned away): its lock connection is
+	// closed by the server after Lease without a heartbeat (the store sends
+	// one every Lease/3), and its appends are refused once Lease has passed
+	// since the last one. The default is 30 seconds. Needs PostgreSQL 14 or
+	// later (idle_session_timeout).
+	Lease time.Duration
 }
+
+// defaultLease is the default [Options.Lease].
+const defaultLease = 30 * time.Second
+
+// ErrLockLost is returned (wrapped) by an append of a run whose lock is no
+// longer its own: another runner has locked the session since, or the
+// run's lease expired (see [Options.Lease]). Nothing is written.
+var ErrLockLost = errors.New("pgstore: the run's lock on the session was lost")
 
 // Store is an [agentrt.SessionStore] on PostgreSQL. It implements
 // [agentrt.Locker], [agentrt.RecordStore] and
@@ -73,10 +91,13 @@ type Store struct {
 	lockCfg  *pgx.ConnConfig
 	opts     Options
 
-	mu    sync.Mutex
-	held  map[string]uint64 // sessions locked by this process → token
-	token uint64
+	mu   sync.Mutex
+	held map[string]*lease // sessions locked by this store
 }
+
+// lease is a lock held by this store: gen is its fencing token, 0 until
+// the lock is taken.
+type lease struct{ gen int64 }
 
 // Open connects to the database at connString (a URL or a key=value
 // string, as pgx takes) and returns a store on it. Close it when done.
@@ -111,6 +132,17 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	default:
 		return nil, fmt.Errorf("pgstore: unknown durability %d", s.opts.Durability)
 	}
+	switch {
+	case s.opts.Lease == 0:
+		s.opts.Lease = defaultLease
+	case s.opts.Lease < 3*time.Millisecond:
+		return nil, fmt.Errorf("pgstore: lease %v is too short", s.opts.Lease)
+	}
+	if s.lockCfg.RuntimeParams == nil {
+		s.lockCfg.RuntimeParams = map[string]string{}
+	}
+	s.lockCfg.RuntimeParams["synchronous_commit"] = "on"
+	s.lockCfg.RuntimeParams["idle_session_timeout"] = strconv.FormatInt(s.opts.Lease.Milliseconds(), 10)
 	if s.opts.Migrate {
 		if err := Migrate(ctx, pool); err != nil {
 			return nil, err
@@ -159,10 +191,20 @@ func (s *Store) commitMode() string {
 // appendSQL adds one entry at the end of a session, creating the session,
 // in one statement: the upsert locks the session's row, so concurrent
 // appends to one session take turns and get consecutive seqs.
+//
+// When this store holds the session's lock, $8 is its fencing token: the
+// append writes nothing unless the lease still has it and has not
+// expired. FOR SHARE makes a Lock that takes the session over wait for
+// the append, or the append see the new token.
 const appendSQL = `WITH c AS (SELECT set_config('synchronous_commit', $7, true)),
+f AS (
+	SELECT FROM c WHERE $8::bigint IS NULL OR EXISTS (
+		SELECT FROM agentrt_leases
+		WHERE session_id = $1 AND gen = $8 AND expires > clock_timestamp() FOR SHARE)
+),
 s AS (
 	INSERT INTO agentrt_sessions AS s (id, messages, next_seq, title)
-	SELECT $1, $3::int, 1, $5 FROM c
+	SELECT $1, $3::int, 1, $5 FROM f
 	ON CONFLICT (id) DO UPDATE SET
 		next_seq = s.next_seq + 1,
 		messages = s.messages + $3::int,
@@ -187,8 +229,24 @@ func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Messag
 		t := textcut.Title(msg.Content)
 		title = &t
 	}
-	_, err = s.pool.Exec(ctx, appendSQL, sessionID, kindMessage, 1, string(msg.Role), title, string(body), s.commitMode())
-	return wrap("append to", sessionID, err)
+	return wrap("append to", sessionID, s.append(ctx, sessionID, kindMessage, 1, string(msg.Role), title, body))
+}
+
+// append runs appendSQL, fenced by the session's lock if this store
+// holds it.
+func (s *Store) append(ctx context.Context, id, kind string, messages int, role any, title *string, body []byte) error {
+	var gen *int64
+	s.mu.Lock()
+	if l := s.held[id]; l != nil && l.gen != 0 {
+		g := l.gen
+		gen = &g
+	}
+	s.mu.Unlock()
+	tag, err := s.pool.Exec(ctx, appendSQL, id, kind, messages, role, title, string(body), s.commitMode(), gen)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = ErrLockLost
+	}
+	return err
 }
 
 // marshal encodes v without escaping <, > and & (tool inputs are kept
@@ -222,7 +280,7 @@ func (s *Store) AppendRecord(ctx context.Context, sessionID string, rec agentrt.
 	if !json.Valid(data) {
 		return fmt.Errorf("pgstore: record %q of session %q: data is not valid JSON", rec.Kind, sessionID)
 	}
-	_, err := s.pool.Exec(ctx, appendSQL, sessionID, rec.Kind, 0, nil, nil, string(data), s.commitMode())
+	err := s.append(ctx, sessionID, string(rec.Kind), 0, nil, nil, data)
 	return wrap("append a record to", sessionID, err)
 }
 
@@ -336,6 +394,9 @@ func (s *Store) Delete(ctx context.Context, sessionID string) error {
 			return fmt.Errorf("%w: %q", agentrt.ErrSessionBusy, sessionID)
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM agentrt_sessions WHERE id = $1`, sessionID)
+		if err == nil {
+			_, err = tx.Exec(ctx, `DELETE FROM agentrt_leases WHERE session_id = $1`, sessionID)
+		}
 		return err
 	})
 	return wrap("delete", sessionID, err)
@@ -352,25 +413,31 @@ const lockKey = `hashtextextended('agentrt.session:' || $1, 0)`
 // It returns [agentrt.ErrSessionBusy] (wrapped) at once if the session is
 // held. Two session ids whose 64-bit hashes collide would exclude each
 // other (harmless, and unlikely).
+//
+// The lock is a lease: it gives the session a new fencing token, which
+// every append of this store to the session carries until unlock, and
+// keeps it alive with a heartbeat every Lease/3. An append is refused with
+// [ErrLockLost] once another Lock has taken the session, or once Lease has
+// passed without a heartbeat (the lock's connection is gone, or the
+// process was frozen).
 func (s *Store) Lock(ctx context.Context, sessionID string) (func(), error) {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.held[sessionID] != 0 {
+	if s.held[sessionID] != nil {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %q (held by this store)", agentrt.ErrSessionBusy, sessionID)
 	}
 	if s.held == nil {
-		s.held = map[string]uint64{}
+		s.held = map[string]*lease{}
 	}
-	s.token++
-	token := s.token
-	s.held[sessionID] = token
+	l := &lease{}
+	s.held[sessionID] = l
 	s.mu.Unlock()
 	release := func() {
 		s.mu.Lock()
-		if s.held[sessionID] == token {
+		if s.held[sessionID] == l {
 			delete(s.held, sessionID)
 		}
 		s.mu.Unlock()
@@ -392,13 +459,53 @@ func (s *Store) Lock(ctx context.Context, sessionID string) (func(), error) {
 		release()
 		return nil, fmt.Errorf("%w: %q (held through another connection: another store or process)", agentrt.ErrSessionBusy, sessionID)
 	}
+	ms := s.opts.Lease.Milliseconds()
+	var gen int64
+	if err := conn.QueryRow(ctx, `INSERT INTO agentrt_leases (session_id, gen, expires)
+		VALUES ($1, nextval('agentrt_lease_gen'), clock_timestamp() + $2 * interval '1 millisecond')
+		ON CONFLICT (session_id) DO UPDATE SET gen = EXCLUDED.gen, expires = EXCLUDED.expires
+		RETURNING gen`, sessionID, ms).Scan(&gen); err != nil {
+		conn.Close(context.Background())
+		release()
+		return nil, wrap("lock", sessionID, err)
+	}
+	s.mu.Lock()
+	l.gen = gen
+	s.mu.Unlock()
+
+	// The heartbeat extends the lease, and keeps the connection from
+	// idle_session_timeout, until unlock or its first failure.
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(s.opts.Lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.Lease)
+			_, err := conn.Exec(ctx, `UPDATE agentrt_leases SET expires = clock_timestamp() + $3 * interval '1 millisecond'
+				WHERE session_id = $1 AND gen = $2`, sessionID, gen, ms)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			close(stop)
+			<-done
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			// Closing the connection releases the lock; unlocking first
-			// makes it explicit (and fast) while the server is reachable.
+			// Closing the connection releases the lock; ending the lease
+			// and unlocking first makes it explicit (and fast) while the
+			// server is reachable.
+			conn.Exec(ctx, `DELETE FROM agentrt_leases WHERE session_id = $1 AND gen = $2`, sessionID, gen)
 			conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, sessionID)
 			conn.Close(ctx)
 			release()
