@@ -268,6 +268,9 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	if err != nil {
 		return wrapf(err, "JSONLStore.Append")
 	}
+	if len(body) > MaxMessageSize && s.opts.MaxLineSize <= defaultMaxLineSize {
+		return fmt.Errorf("agentrt: %s: %w: a message of %d bytes (MaxMessageSize is %d)", s.path(sessionID), ErrLineTooLong, len(body), MaxMessageSize)
+	}
 	return s.appendLine(ctx, sessionID, kindMessage, body)
 }
 

@@ -169,6 +169,14 @@ func ValidateSessionID(id string) error {
 	return nil
 }
 
+// MaxMessageSize is the largest message, as JSON, that the stores of this
+// module take: a longer one is refused with an error wrapping
+// [ErrLineTooLong] by [MemoryStore], [JSONLStore] (unless its MaxLineSize
+// is raised above the default) and pgstore alike, so that every session
+// moves between them. It leaves room for a JSONL line's other fields
+// within the default MaxLineSize of 64 MiB.
+const MaxMessageSize = defaultMaxLineSize - 1024
+
 // ErrBrokenSession is wrapped by the Verify methods of the stores of this
 // module ([VerifyMessages]) for a session whose messages break the
 // runtime's first invariant.
@@ -226,6 +234,9 @@ func VerifyMessages(msgs []Message) error {
 
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
 // and the store of tests. It implements [Locker] and [RecordStore].
+// It keeps each message as given (text that is not valid UTF-8
+// included, which the stores that write JSON keep as U+FFFD), and refuses
+// one longer than [MaxMessageSize], as they do.
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -278,6 +289,9 @@ func (s *MemoryStore) now() time.Duration {
 func (s *MemoryStore) Append(_ context.Context, sessionID string, msg Message) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
+	}
+	if err := checkSize(msg); err != nil {
+		return fmt.Errorf("agentrt: MemoryStore.Append to session %q: %w", sessionID, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -394,6 +408,27 @@ func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record
 		return slices.Clone(ss.records), nil
 	}
 	return []Record{}, nil
+}
+
+// checkSize refuses a message whose JSON is longer than MaxMessageSize.
+// It encodes only a message that might be (JSON takes at most 6 bytes per
+// byte of text, 4/3 per byte of data).
+func checkSize(msg Message) error {
+	size := 6*(len(msg.Content)+len(msg.ToolUseID)) + 256
+	for _, b := range msg.Blocks {
+		size += 6*(len(b.Text)+len(b.ID)+len(b.Name)+len(b.MediaType)+len(b.URL)+len(b.Input)) + 2*(len(b.Data)+len(b.Signature)) + 256
+	}
+	if size <= MaxMessageSize {
+		return nil
+	}
+	body, err := encodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if len(body) > MaxMessageSize {
+		return fmt.Errorf("%w: a message of %d bytes (MaxMessageSize is %d)", ErrLineTooLong, len(body), MaxMessageSize)
+	}
+	return nil
 }
 
 // title returns a session's title ([SessionInfo.Title]).

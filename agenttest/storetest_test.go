@@ -36,14 +36,16 @@ func TestTestStoreCatchesBrokenStores(t *testing.T) {
 		"":                {},
 		"no-lock":         {}, // Locker is optional: its subtest is skipped
 		"reverse":         {"AppendLoad", "LoadIsSnapshot", "ConcurrentSessions", "ConcurrentAppendsOneSession", "RecordStore"},
-		"lose-is-error":   {"AppendLoad"},
+		"lose-is-error":   {"AppendLoad", "HostileText"},
 		"compact-input":   {},
 		"reorder-input":   {"AppendLoad", "RecordStore"},
 		"alias-load":      {"LoadIsSnapshot"},
 		"missing-error":   {"LoadMissing", "List", "Delete"},
 		"no-validation":   {"InvalidIDs"},
 		"list-ascending":  {"List", "ListOrder"},
-		"long-title":      {"List"},
+		"long-title":      {"List", "HostileText"},
+		"strip-nul":       {"HostileText"},
+		"no-size-limit":   {"LargestMessage"},
 		"count-all":       {"RecordStore"},
 		"records-lost":    {"RecordStore"},
 		"delete-noop":     {"Delete"},
@@ -123,6 +125,12 @@ func (s *faultyStore) check(id string) error {
 func (s *faultyStore) Append(_ context.Context, id string, m agentrt.Message) error {
 	if err := s.check(id); err != nil {
 		return err
+	}
+	if b, err := json.Marshal(m); err != nil || len(b) > agentrt.MaxMessageSize && s.fault != "no-size-limit" {
+		return fmt.Errorf("%w: %d bytes", agentrt.ErrLineTooLong, len(b))
+	}
+	if s.fault == "strip-nul" {
+		m.Content = strings.ReplaceAll(m.Content, "\x00", "")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

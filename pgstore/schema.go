@@ -40,13 +40,24 @@ CREATE TABLE agentrt_entries (
 	PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX agentrt_entries_kind ON agentrt_entries (kind, created);`,
-	// 1 → 2: leases, the fencing tokens of Lock.
+	// 1 → 2: leases, the fencing tokens of Lock; the exact bytes of a
+	// body that text cannot hold; agentrt_json for operators.
 	`CREATE SEQUENCE agentrt_lease_gen;
 CREATE TABLE agentrt_leases (
 	session_id text PRIMARY KEY,
 	gen        bigint NOT NULL,
 	expires    timestamptz NOT NULL
-);`,
+);
+ALTER TABLE agentrt_entries ADD COLUMN raw bytea;
+CREATE FUNCTION agentrt_json(body text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+	RETURN body::jsonb;
+EXCEPTION WHEN untranslatable_character OR invalid_text_representation THEN
+	-- jsonb holds no \u0000 and no lone surrogate: show them as U+FFFD.
+	RETURN regexp_replace(body, '\\u(0000|[dD][89abAB][0-9a-fA-F]{2}|[dD][c-fC-F][0-9a-fA-F]{2})', '\\ufffd', 'g')::jsonb;
+END
+$$;`,
 }
 
 // Migrate creates the schema, or brings it to [SchemaVersion], in one

@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/internal/textcut"
@@ -212,8 +213,8 @@ s AS (
 		updated  = greatest(clock_timestamp(), s.updated)
 	RETURNING s.next_seq - 1 AS seq
 )
-INSERT INTO agentrt_entries (session_id, seq, kind, role, body)
-SELECT $1, seq, $2, $4, $6 FROM s`
+INSERT INTO agentrt_entries (session_id, seq, kind, role, body, raw)
+SELECT $1, seq, $2, $4, $6, $9 FROM s`
 
 // Append adds msg at the end of the session in one transaction.
 func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Message) error {
@@ -223,6 +224,10 @@ func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Messag
 	body, err := marshal(msg)
 	if err != nil {
 		return wrap("append to", sessionID, err)
+	}
+	if len(body) > agentrt.MaxMessageSize {
+		return fmt.Errorf("pgstore: append to session %q: %w: a message of %d bytes (agentrt.MaxMessageSize is %d)",
+			sessionID, agentrt.ErrLineTooLong, len(body), agentrt.MaxMessageSize)
 	}
 	var title *string
 	if msg.Role == agentrt.RoleUser {
@@ -242,11 +247,23 @@ func (s *Store) append(ctx context.Context, id, kind string, messages int, role 
 		gen = &g
 	}
 	s.mu.Unlock()
-	tag, err := s.pool.Exec(ctx, appendSQL, id, kind, messages, role, title, string(body), s.commitMode(), gen)
+	text, raw := textBody(body)
+	tag, err := s.pool.Exec(ctx, appendSQL, id, kind, messages, role, title, text, s.commitMode(), gen, raw)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = ErrLockLost
 	}
 	return err
+}
+
+// textBody returns body as the text column can hold it, and the exact
+// bytes (for the raw column) when they differ: a tool input may hold
+// bytes that are not UTF-8, or a NUL, which text cannot; they become
+// U+FFFD in the text.
+func textBody(body []byte) (string, []byte) {
+	if utf8.Valid(body) && bytes.IndexByte(body, 0) < 0 {
+		return string(body), nil
+	}
+	return textcut.ValidText(string(body)), body
 }
 
 // marshal encodes v without escaping <, > and & (tool inputs are kept
@@ -308,7 +325,7 @@ func (s *Store) Load(ctx context.Context, sessionID string) ([]agentrt.Message, 
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx,
-		`SELECT seq, body FROM agentrt_entries WHERE session_id = $1 AND kind = 'message' ORDER BY seq`, sessionID)
+		`SELECT seq, coalesce(raw, convert_to(body, 'UTF8')) FROM agentrt_entries WHERE session_id = $1 AND kind = 'message' ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, wrap("load", sessionID, err)
 	}
@@ -338,7 +355,7 @@ func (s *Store) LoadRecords(ctx context.Context, sessionID string) ([]agentrt.Re
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx,
-		`SELECT kind, body FROM agentrt_entries WHERE session_id = $1 AND kind <> 'message' ORDER BY seq`, sessionID)
+		`SELECT kind, coalesce(raw, convert_to(body, 'UTF8')) FROM agentrt_entries WHERE session_id = $1 AND kind <> 'message' ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, wrap("load records of", sessionID, err)
 	}
@@ -560,7 +577,9 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO agentrt_sessions (id, messages, next_seq, title, forked_from, forked_at)
 			SELECT $2, $3::int, coalesce((SELECT max(seq) + 1 FROM agentrt_entries WHERE session_id = $1 AND seq < $4), 0),
-				(SELECT body::json->>'content' FROM agentrt_entries WHERE session_id = $1 AND seq < $4 AND role = 'user' ORDER BY seq LIMIT 1),
+				-- the title comes from the first user message, if copied
+				(SELECT title FROM agentrt_sessions WHERE id = $1 AND EXISTS (
+					SELECT FROM agentrt_entries WHERE session_id = $1 AND seq < $4 AND role = 'user')),
 				$1, $3::int
 			ON CONFLICT (id) DO NOTHING`, src, dst, upTo, end)
 		if err != nil {
@@ -569,22 +588,9 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("%w: %q", agentrt.ErrSessionExists, dst)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO agentrt_entries (session_id, seq, kind, role, body, created)
-			SELECT $2, seq, kind, role, body, created FROM agentrt_entries WHERE session_id = $1 AND seq < $3`, src, dst, end); err != nil {
-			return err
-		}
-		// The title, as agentrt.SessionInfo.Title says.
-		var first *string
-		if err := tx.QueryRow(ctx, `SELECT title FROM agentrt_sessions WHERE id = $1`, dst).Scan(&first); err != nil {
-			return err
-		}
-		if first != nil {
-			t := textcut.Title(*first)
-			if _, err := tx.Exec(ctx, `UPDATE agentrt_sessions SET title = $2 WHERE id = $1`, dst, t); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err = tx.Exec(ctx, `INSERT INTO agentrt_entries (session_id, seq, kind, role, body, raw, created)
+			SELECT $2, seq, kind, role, body, raw, created FROM agentrt_entries WHERE session_id = $1 AND seq < $3`, src, dst, end)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
