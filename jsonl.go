@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"io/fs"
@@ -268,8 +269,10 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	if err != nil {
 		return wrapf(err, "JSONLStore.Append")
 	}
-	if len(body) > MaxMessageSize && s.opts.MaxLineSize <= defaultMaxLineSize {
-		return fmt.Errorf("agentrt: %s: %w: a message of %d bytes (MaxMessageSize is %d)", s.path(sessionID), ErrLineTooLong, len(body), MaxMessageSize)
+	// Every store refuses a message this long (see MemoryStore), unless
+	// MaxLineSize was raised.
+	if len(body) > sessioncheck.MaxMessageSize && s.opts.MaxLineSize <= defaultMaxLineSize {
+		return fmt.Errorf("agentrt: %s: %w: a message of %d bytes (the most a store takes is %d)", s.path(sessionID), ErrLineTooLong, len(body), sessioncheck.MaxMessageSize)
 	}
 	return s.appendLine(ctx, sessionID, kindMessage, body)
 }
@@ -649,8 +652,9 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 
 // Verify reads the whole session file and reports its state: nil if every
 // line is good (or the session does not exist); an error wrapping
-// [ErrBrokenSession] if its messages break the invariant
-// ([VerifyMessages]); else a [*jsonl.LineError] with Tail set if only its
+// [ErrBrokenSession] if its messages break the runtime's first invariant
+// (a second result for one call, an orphaned result, a result out of
+// place); else a [*jsonl.LineError] with Tail set if only its
 // last line is damaged (what a crash leaves; Load succeeds), one without
 // Tail if Load would fail. It does not call OnWarning.
 func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
@@ -667,7 +671,7 @@ func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	if err != nil {
 		return err
 	}
-	if err := VerifyMessages(msgs); err != nil {
+	if err := checkInvariant(msgs); err != nil {
 		return fmt.Errorf("agentrt: %s: %w", s.path(sessionID), err)
 	}
 	if tail != nil {

@@ -76,7 +76,11 @@ func FuzzJSONLLoad(f *testing.F) {
 				t.Fatalf("Load returned %d messages, the file holds %d", len(msgs), want)
 			}
 			var tail *jsonl.LineError
-			broken := agentrt.VerifyMessages(msgs)
+			ms := &agentrt.MemoryStore{}
+			for _, m := range msgs {
+				ms.Append(ctx, "m", m)
+			}
+			broken := ms.Verify(ctx, "m")
 			switch {
 			case broken != nil:
 				if !errors.Is(verr, agentrt.ErrBrokenSession) {

@@ -3,7 +3,6 @@ package agentrt
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
@@ -169,65 +169,21 @@ func ValidateSessionID(id string) error {
 	return nil
 }
 
-// MaxMessageSize is the largest message, as JSON, that the stores of this
-// module take: a longer one is refused with an error wrapping
-// [ErrLineTooLong] by [MemoryStore], [JSONLStore] (unless its MaxLineSize
-// is raised above the default) and pgstore alike, so that every session
-// moves between them. It leaves room for a JSONL line's other fields
-// within the default MaxLineSize of 64 MiB.
-const MaxMessageSize = defaultMaxLineSize - 1024
-
-// ErrBrokenSession is wrapped by the Verify methods of the stores of this
-// module ([VerifyMessages]) for a session whose messages break the
-// runtime's first invariant.
-var ErrBrokenSession = errors.New("agentrt: session breaks the message invariant")
-
-// VerifyMessages reports the first break of the runtime's first invariant
-// in a session's messages, as an error wrapping [ErrBrokenSession]: a
-// tool_use id twice in one assistant message, a second result for one
-// call, an orphaned result (its tool_use is not in the assistant message
-// before it), or a result out of place (a call without a result before a
-// message other than a result). Calls left without results at the end (a
-// run in progress, a crash, calls waiting for approval) are allowed, and
-// results may come in any order.
-func VerifyMessages(msgs []Message) error {
-	broken := func(i int, format string, args ...any) error {
-		return fmt.Errorf("%w: message %d: %s", ErrBrokenSession, i, fmt.Sprintf(format, args...))
-	}
-	last := -1                 // the last assistant message
-	calls := map[string]bool{} // its tool_use ids → answered
+// checkInvariant returns an error wrapping [ErrBrokenSession] for msgs
+// that break the runtime's first invariant (sessioncheck.Check says
+// how), for the stores' Verify methods.
+func checkInvariant(msgs []Message) error {
+	ms := make([]sessioncheck.Msg, len(msgs))
 	for i, m := range msgs {
-		if m.Role == RoleTool {
-			answered, ok := calls[m.ToolUseID]
-			switch {
-			case last < 0 || !ok:
-				return broken(i, "orphaned result: tool_use %q is not in the assistant message before it", m.ToolUseID)
-			case answered:
-				return broken(i, "a second result for tool_use %q (message %d)", m.ToolUseID, last)
-			}
-			calls[m.ToolUseID] = true
-			continue
-		}
-		for id, answered := range calls {
-			if !answered {
-				return broken(i, "result out of place: tool_use %q of message %d has no result before this %s message", id, last, m.Role)
-			}
-		}
-		clear(calls)
-		if m.Role != RoleAssistant {
-			last = -1
-			continue
-		}
-		last = i
+		ms[i] = sessioncheck.Msg{Role: string(m.Role), ToolUseID: m.ToolUseID}
 		for _, b := range m.Blocks {
-			if b.Type != BlockToolUse {
-				continue
+			if b.Type == BlockToolUse {
+				ms[i].Uses = append(ms[i].Uses, b.ID)
 			}
-			if _, dup := calls[b.ID]; dup {
-				return broken(i, "tool_use id %q twice in one message", b.ID)
-			}
-			calls[b.ID] = false
 		}
+	}
+	if err := sessioncheck.Check(ms); err != nil {
+		return fmt.Errorf("%w: %w", ErrBrokenSession, err)
 	}
 	return nil
 }
@@ -236,7 +192,8 @@ func VerifyMessages(msgs []Message) error {
 // and the store of tests. It implements [Locker] and [RecordStore].
 // It keeps each message as given (text that is not valid UTF-8
 // included, which the stores that write JSON keep as U+FFFD), and refuses
-// one longer than [MaxMessageSize], as they do.
+// one whose JSON is longer than 64 MiB less 1 KiB with [ErrLineTooLong],
+// as they do.
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -347,14 +304,14 @@ func (s *MemoryStore) Delete(_ context.Context, sessionID string) error {
 	return nil
 }
 
-// Verify checks the session's messages with [VerifyMessages]; a missing
+// Verify checks the session's messages with the invariant; a missing
 // session is good.
 func (s *MemoryStore) Verify(ctx context.Context, sessionID string) error {
 	msgs, err := s.Load(ctx, sessionID)
 	if err != nil {
 		return err
 	}
-	if err := VerifyMessages(msgs); err != nil {
+	if err := checkInvariant(msgs); err != nil {
 		return fmt.Errorf("agentrt: session %q: %w", sessionID, err)
 	}
 	return nil
@@ -410,7 +367,8 @@ func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record
 	return []Record{}, nil
 }
 
-// checkSize refuses a message whose JSON is longer than MaxMessageSize.
+// checkSize refuses a message whose JSON is longer than
+// sessioncheck.MaxMessageSize.
 // It encodes only a message that might be (JSON takes at most 6 bytes per
 // byte of text, 4/3 per byte of data).
 func checkSize(msg Message) error {
@@ -418,15 +376,15 @@ func checkSize(msg Message) error {
 	for _, b := range msg.Blocks {
 		size += 6*(len(b.Text)+len(b.ID)+len(b.Name)+len(b.MediaType)+len(b.URL)+len(b.Input)) + 2*(len(b.Data)+len(b.Signature)) + 256
 	}
-	if size <= MaxMessageSize {
+	if size <= sessioncheck.MaxMessageSize {
 		return nil
 	}
 	body, err := encodeMessage(msg)
 	if err != nil {
 		return err
 	}
-	if len(body) > MaxMessageSize {
-		return fmt.Errorf("%w: a message of %d bytes (MaxMessageSize is %d)", ErrLineTooLong, len(body), MaxMessageSize)
+	if len(body) > sessioncheck.MaxMessageSize {
+		return fmt.Errorf("%w: a message of %d bytes (the most a store takes is %d)", ErrLineTooLong, len(body), sessioncheck.MaxMessageSize)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
@@ -64,14 +65,14 @@ const maxSessionIDLen = 128
 //     UTF-8 may come back as its JSON carries it, each bad byte replaced by
 //     U+FFFD; and the title stays valid text;
 //   - the largest message (unless testing.Short): one whose JSON is up to
-//     [agentrt.MaxMessageSize] bytes is kept, a longer one is refused with
-//     an error wrapping [agentrt.ErrLineTooLong], as by every store of
-//     agentrt;
+//     64 MiB less 1 KiB is kept, a longer one is refused with an error
+//     wrapping [agentrt.ErrLineTooLong], as by every store of agentrt (the
+//     most a JSONL line holds, so that sessions move between stores);
 //   - if it has a method Verify(ctx, sessionID) error: good, missing and
 //     unfinished sessions (calls without results at the end) verify, and
 //     a second result for one call, an orphaned result and a result out
 //     of place are found, with an error wrapping [agentrt.ErrBrokenSession]
-//     (what [agentrt.VerifyMessages] returns).
+//     (as agentrt's stores do).
 func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 	t.Helper()
 	tests := []struct {
@@ -801,9 +802,9 @@ func testLargestMessage(t *testing.T, s agentrt.SessionStore) {
 		t.Skip("appends messages of 64 MiB")
 	}
 	envelope := len(`{"role":"user","content":""}`)
-	largest := agentrt.NewUserMessage(strings.Repeat("x", agentrt.MaxMessageSize-envelope))
-	if b, _ := json.Marshal(largest); len(b) != agentrt.MaxMessageSize {
-		t.Fatalf("the largest message is %d bytes of JSON, want %d", len(b), agentrt.MaxMessageSize)
+	largest := agentrt.NewUserMessage(strings.Repeat("x", sessioncheck.MaxMessageSize-envelope))
+	if b, _ := json.Marshal(largest); len(b) != sessioncheck.MaxMessageSize {
+		t.Fatalf("the largest message is %d bytes of JSON, want %d", len(b), sessioncheck.MaxMessageSize)
 	}
 	mustAppend(t, s, "largest", largest)
 	if got := mustLoad(t, s, "largest"); len(got) != 1 || got[0].Content != largest.Content {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
@@ -126,7 +127,7 @@ func (s *faultyStore) Append(_ context.Context, id string, m agentrt.Message) er
 	if err := s.check(id); err != nil {
 		return err
 	}
-	if b, err := json.Marshal(m); err != nil || len(b) > agentrt.MaxMessageSize && s.fault != "no-size-limit" {
+	if b, err := json.Marshal(m); err != nil || len(b) > sessioncheck.MaxMessageSize && s.fault != "no-size-limit" {
 		return fmt.Errorf("%w: %d bytes", agentrt.ErrLineTooLong, len(b))
 	}
 	if s.fault == "strip-nul" {

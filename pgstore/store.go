@@ -36,6 +36,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -225,9 +226,9 @@ func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Messag
 	if err != nil {
 		return wrap("append to", sessionID, err)
 	}
-	if len(body) > agentrt.MaxMessageSize {
-		return fmt.Errorf("pgstore: append to session %q: %w: a message of %d bytes (agentrt.MaxMessageSize is %d)",
-			sessionID, agentrt.ErrLineTooLong, len(body), agentrt.MaxMessageSize)
+	if len(body) > sessioncheck.MaxMessageSize {
+		return fmt.Errorf("pgstore: append to session %q: %w: a message of %d bytes (the most a store takes is %d)",
+			sessionID, agentrt.ErrLineTooLong, len(body), sessioncheck.MaxMessageSize)
 	}
 	var title *string
 	if msg.Role == agentrt.RoleUser {
@@ -600,8 +601,9 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 
 // Verify checks the session: every message entry decodes as a message,
 // the session's message count and next seq agree with its entries, and
-// the messages keep the runtime's invariant ([agentrt.VerifyMessages]:
-// an error wrapping [agentrt.ErrBrokenSession]). It returns nil for a good
+// the messages keep the runtime's first invariant (an error wrapping
+// [agentrt.ErrBrokenSession]: a second result for one call, an orphaned
+// result, a result out of place). It returns nil for a good
 // or missing session.
 func (s *Store) Verify(ctx context.Context, sessionID string) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
@@ -630,8 +632,15 @@ func (s *Store) Verify(ctx context.Context, sessionID string) error {
 	if err != nil {
 		return err
 	}
-	if err := agentrt.VerifyMessages(msgs); err != nil {
-		return fmt.Errorf("pgstore: session %q: %w", sessionID, err)
+	ms := make([]sessioncheck.Msg, len(msgs))
+	for i, m := range msgs {
+		ms[i] = sessioncheck.Msg{Role: string(m.Role), ToolUseID: m.ToolUseID}
+		for _, u := range m.ToolUses() {
+			ms[i].Uses = append(ms[i].Uses, u.ID)
+		}
+	}
+	if err := sessioncheck.Check(ms); err != nil {
+		return fmt.Errorf("pgstore: session %q: %w: %w", sessionID, agentrt.ErrBrokenSession, err)
 	}
 	return nil
 }
