@@ -52,6 +52,12 @@ var (
 	// ErrSessionExists is returned by [JSONLStore.Fork] and
 	// [JSONLStore.Create] when the session to create already exists.
 	ErrSessionExists = errors.New("agentrt: session already exists")
+	// ErrBrokenSession is wrapped by the Verify methods of the stores of
+	// this module for a session whose messages break the runtime's first
+	// invariant: a second result for one call, an orphaned result (its
+	// tool_use is not in the assistant message before it), a result out
+	// of place. Calls open at the end of a session are allowed.
+	ErrBrokenSession = errors.New("agentrt: session breaks the message invariant")
 
 	// Kinds of provider failure, set as [ProviderError.Kind].
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/jsonl"
 	"io"
 	"io/fs"
@@ -267,6 +268,11 @@ func (s *JSONLStore) Append(ctx context.Context, sessionID string, msg Message) 
 	body, err := encodeMessage(msg)
 	if err != nil {
 		return wrapf(err, "JSONLStore.Append")
+	}
+	// Every store refuses a message this long (see MemoryStore), unless
+	// MaxLineSize was raised.
+	if len(body) > sessioncheck.MaxMessageSize && s.opts.MaxLineSize <= defaultMaxLineSize {
+		return fmt.Errorf("agentrt: %s: %w: a message of %d bytes (the most a store takes is %d)", s.path(sessionID), ErrLineTooLong, len(body), sessioncheck.MaxMessageSize)
 	}
 	return s.appendLine(ctx, sessionID, kindMessage, body)
 }
@@ -645,16 +651,28 @@ func (s *JSONLStore) Load(ctx context.Context, sessionID string) ([]Message, err
 }
 
 // Verify reads the whole session file and reports its state: nil if every
-// line is good (or the session does not exist), a [*jsonl.LineError] with
-// Tail set if only its last line is damaged (what a crash leaves; Load
-// succeeds), one without Tail if Load would fail. It does not call OnWarning.
+// line is good (or the session does not exist); an error wrapping
+// [ErrBrokenSession] if its messages break the runtime's first invariant
+// (a second result for one call, an orphaned result, a result out of
+// place); else a [*jsonl.LineError] with Tail set if only its
+// last line is damaged (what a crash leaves; Load succeeds), one without
+// Tail if Load would fail. It does not call OnWarning.
 func (s *JSONLStore) Verify(ctx context.Context, sessionID string) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
 	}
-	tail, err := s.scan(ctx, sessionID, func(int, int64, []byte, *decodedLine) error { return nil })
+	var msgs []Message
+	tail, err := s.scan(ctx, sessionID, func(_ int, _ int64, _ []byte, l *decodedLine) error {
+		if l.Kind == kindMessage {
+			msgs = append(msgs, *l.Message)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
+	}
+	if err := checkInvariant(msgs); err != nil {
+		return fmt.Errorf("agentrt: %s: %w", s.path(sessionID), err)
 	}
 	if tail != nil {
 		return tail
@@ -722,6 +740,13 @@ func (s *JSONLStore) LoadRecords(ctx context.Context, sessionID string) ([]Recor
 // process. While the session is locked the store keeps its file open;
 // unlock syncs it (unless the durability is SyncNever), closes it and
 // releases the locks. unlock may be called more than once.
+//
+// The lock is a file lock of one machine: the kernel holds it for the
+// process and drops it only when the process dies, so a holder cannot
+// lose it while it lives, and a frozen holder keeps the session until it
+// resumes or dies (there is no lease and no fencing token, unlike
+// pgstore's lock). It does not keep apart processes on two machines
+// sharing a directory over a network file system.
 func (s *JSONLStore) Lock(ctx context.Context, sessionID string) (unlock func(), err error) {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return nil, err

@@ -76,7 +76,17 @@ func FuzzJSONLLoad(f *testing.F) {
 				t.Fatalf("Load returned %d messages, the file holds %d", len(msgs), want)
 			}
 			var tail *jsonl.LineError
-			if verr != nil && (!errors.As(verr, &tail) || !tail.Tail) {
+			ms := &agentrt.MemoryStore{}
+			for _, m := range msgs {
+				ms.Append(ctx, "m", m)
+			}
+			broken := ms.Verify(ctx, "m")
+			switch {
+			case broken != nil:
+				if !errors.Is(verr, agentrt.ErrBrokenSession) {
+					t.Fatalf("the messages break the invariant (%v) but Verify says %v", broken, verr)
+				}
+			case verr != nil && (!errors.As(verr, &tail) || !tail.Tail):
 				t.Fatalf("Load succeeded but Verify says %v", verr)
 			}
 		}
@@ -99,7 +109,7 @@ func FuzzJSONLLoad(f *testing.F) {
 		if len(msgs2) != len(msgs)+1 || msgs2[len(msgs)].Content != "fuzz" {
 			t.Fatalf("after Append: %d messages, want %d", len(msgs2), len(msgs)+1)
 		}
-		if err := s.Verify(ctx, id); err != nil {
+		if err := s.Verify(ctx, id); err != nil && !errors.Is(err, agentrt.ErrBrokenSession) {
 			t.Fatalf("Verify after Append: %v", err)
 		}
 	})

@@ -117,7 +117,8 @@ func TestJSONLFileFormat(t *testing.T) {
 	for i, line := range strings.Split(strings.TrimSuffix(want, "\n"), "\n") {
 		assert.True(t, json.Valid([]byte(line)), "line %d", i+1)
 	}
-	require.NoError(t, s.Verify(ctx, "s1"))
+	// Every line is good, but call_2's result answers no call.
+	require.ErrorIs(t, s.Verify(ctx, "s1"), agentrt.ErrBrokenSession)
 }
 
 func TestJSONLPermissions(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
@@ -168,8 +169,31 @@ func ValidateSessionID(id string) error {
 	return nil
 }
 
+// checkInvariant returns an error wrapping [ErrBrokenSession] for msgs
+// that break the runtime's first invariant (sessioncheck.Check says
+// how), for the stores' Verify methods.
+func checkInvariant(msgs []Message) error {
+	ms := make([]sessioncheck.Msg, len(msgs))
+	for i, m := range msgs {
+		ms[i] = sessioncheck.Msg{Role: string(m.Role), ToolUseID: m.ToolUseID}
+		for _, b := range m.Blocks {
+			if b.Type == BlockToolUse {
+				ms[i].Uses = append(ms[i].Uses, b.ID)
+			}
+		}
+	}
+	if err := sessioncheck.Check(ms); err != nil {
+		return fmt.Errorf("%w: %w", ErrBrokenSession, err)
+	}
+	return nil
+}
+
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
 // and the store of tests. It implements [Locker] and [RecordStore].
+// It keeps each message as given (text that is not valid UTF-8
+// included, which the stores that write JSON keep as U+FFFD), and refuses
+// one whose JSON is longer than 64 MiB less 1 KiB with [ErrLineTooLong],
+// as they do.
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
@@ -218,6 +242,9 @@ func (s *MemoryStore) now() time.Duration {
 func (s *MemoryStore) Append(_ context.Context, sessionID string, msg Message) error {
 	if err := ValidateSessionID(sessionID); err != nil {
 		return err
+	}
+	if err := checkSize(msg); err != nil {
+		return fmt.Errorf("agentrt: MemoryStore.Append to session %q: %w", sessionID, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,6 +300,19 @@ func (s *MemoryStore) Delete(_ context.Context, sessionID string) error {
 	return nil
 }
 
+// Verify checks the session's messages with the invariant; a missing
+// session is good.
+func (s *MemoryStore) Verify(ctx context.Context, sessionID string) error {
+	msgs, err := s.Load(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if err := checkInvariant(msgs); err != nil {
+		return fmt.Errorf("agentrt: session %q: %w", sessionID, err)
+	}
+	return nil
+}
+
 // Lock marks the session as held by a run; see [Locker].
 func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) {
 	if err := ValidateSessionID(sessionID); err != nil {
@@ -321,6 +361,28 @@ func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record
 		return slices.Clone(ss.records), nil
 	}
 	return []Record{}, nil
+}
+
+// checkSize refuses a message whose JSON is longer than
+// sessioncheck.MaxMessageSize.
+// It encodes only a message that might be (JSON takes at most 6 bytes per
+// byte of text, 4/3 per byte of data).
+func checkSize(msg Message) error {
+	size := 6*(len(msg.Content)+len(msg.ToolUseID)) + 256
+	for _, b := range msg.Blocks {
+		size += 6*(len(b.Text)+len(b.ID)+len(b.Name)+len(b.MediaType)+len(b.URL)+len(b.Input)) + 2*(len(b.Data)+len(b.Signature)) + 256
+	}
+	if size <= sessioncheck.MaxMessageSize {
+		return nil
+	}
+	body, err := encodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if len(body) > sessioncheck.MaxMessageSize {
+		return fmt.Errorf("%w: a message of %d bytes (the most a store takes is %d)", ErrLineTooLong, len(body), sessioncheck.MaxMessageSize)
+	}
+	return nil
 }
 
 // title returns a session's title ([SessionInfo.Title]).

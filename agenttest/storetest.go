@@ -2,14 +2,17 @@ package agenttest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
@@ -55,7 +58,21 @@ const maxSessionIDLen = 128
 //     from messages (Load and List do not see them), and LoadRecords
 //     returns them in append order, unknown kinds included;
 //   - if it implements [agentrt.Syncer]: Sync works on existing and missing
-//     sessions.
+//     sessions;
+//   - hostile text: NUL bytes, bytes that are not UTF-8, lone surrogates
+//     (\ud800) in tool inputs, in every place a message holds text, come
+//     back byte for byte, except that text (not a tool input) that is not
+//     UTF-8 may come back as its JSON carries it, each bad byte replaced by
+//     U+FFFD; and the title stays valid text;
+//   - the largest message (unless testing.Short): one whose JSON is up to
+//     64 MiB less 1 KiB is kept, a longer one is refused with an error
+//     wrapping [agentrt.ErrLineTooLong], as by every store of agentrt (the
+//     most a JSONL line holds, so that sessions move between stores);
+//   - if it has a method Verify(ctx, sessionID) error: good, missing and
+//     unfinished sessions (calls without results at the end) verify, and
+//     a second result for one call, an orphaned result and a result out
+//     of place are found, with an error wrapping [agentrt.ErrBrokenSession]
+//     (as agentrt's stores do).
 func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 	t.Helper()
 	tests := []struct {
@@ -75,6 +92,9 @@ func TestStore(t *testing.T, newStore func(t *testing.T) agentrt.SessionStore) {
 		{"Locker", testLocker},
 		{"RecordStore", testRecordStore},
 		{"Syncer", testSyncer},
+		{"Verify", testVerify},
+		{"HostileText", testHostileText},
+		{"LargestMessage", testLargestMessage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -642,6 +662,59 @@ func testSyncer(t *testing.T, s agentrt.SessionStore) {
 	checkMessages(t, "Load after Sync", []agentrt.Message{agentrt.NewUserMessage("x")}, mustLoad(t, s, "synced"))
 }
 
+// verifier is a store that checks a session.
+type verifier interface {
+	Verify(ctx context.Context, sessionID string) error
+}
+
+// brokenSessions are sessions that break the runtime's first invariant.
+func brokenSessions() map[string][]agentrt.Message {
+	call := func(ids ...string) agentrt.Message {
+		var bs []agentrt.Block
+		for _, id := range ids {
+			bs = append(bs, agentrt.ToolUseBlock(id, "t", json.RawMessage(`{}`)))
+		}
+		return agentrt.NewAssistantMessage(bs...)
+	}
+	res := func(id string) agentrt.Message { return agentrt.NewToolResult(id, "r", false) }
+	user := agentrt.NewUserMessage("q")
+	text := agentrt.NewAssistantMessage(agentrt.TextBlock("a"))
+	return map[string][]agentrt.Message{
+		"two-results":     {user, call("c1"), res("c1"), res("c1")},
+		"late-second":     {user, call("c1", "c2"), res("c2"), res("c1"), res("c2")},
+		"orphan":          {user, call("c1"), res("c1"), text, res("c1")},
+		"orphan-no-call":  {user, res("c9")},
+		"orphan-other-id": {user, call("c1"), res("c2")},
+		"out-of-place":    {user, call("c1"), user, res("c1")},
+		"unanswered":      {user, call("c1", "c2"), res("c1"), text},
+		"duplicate-id":    {user, call("c1", "c1"), res("c1")},
+	}
+}
+
+func testVerify(t *testing.T, s agentrt.SessionStore) {
+	v, ok := s.(verifier)
+	if !ok {
+		t.Skip("the store has no Verify method")
+	}
+	ctx := t.Context()
+	good := sampleMessages()
+	mustAppend(t, s, "good", good...)
+	open := good[:3:3] // a call without results at the end
+	mustAppend(t, s, "open", open...)
+	for _, id := range []string{"good", "open", "missing"} {
+		if err := v.Verify(ctx, id); err != nil {
+			t.Errorf("Verify(%q) of a good session: %v", id, err)
+		}
+	}
+	for id, msgs := range brokenSessions() {
+		mustAppend(t, s, id, msgs...)
+		err := v.Verify(ctx, id)
+		if !errors.Is(err, agentrt.ErrBrokenSession) {
+			t.Errorf("Verify(%q) = %v, want an error wrapping agentrt.ErrBrokenSession:\n%s", id, err, dump(msgs))
+		}
+	}
+}
+
 // sessionTitle is the title SessionInfo.Title documents: the first user
 // message's Content on one line, cut to 60 characters.
 func sessionTitle(msgs []agentrt.Message) string {
@@ -651,4 +724,97 @@ func sessionTitle(msgs []agentrt.Message) string {
 		}
 	}
 	return ""
+}
+
+// HostileMessages are messages with text that stores trip on: NUL bytes,
+// bytes that are not UTF-8, lone surrogates in tool inputs. agentrt's
+// stores keep them all (see [TestStore]).
+func HostileMessages() map[string]agentrt.Message {
+	use := func(input string) agentrt.Message {
+		return agentrt.NewAssistantMessage(agentrt.TextBlock("t\x00"), agentrt.ToolUseBlock("c1", "t", json.RawMessage(input)))
+	}
+	return map[string]agentrt.Message{
+		"nul-title":        agentrt.NewUserMessage("a\x00b"),
+		"nul-late":         agentrt.NewUserMessage(strings.Repeat("long ", 20) + "\x00 end"),
+		"not-utf8-title":   agentrt.NewUserMessage("caf\xe9 \xff\xfe ok"),
+		"surrogate-title":  agentrt.NewUserMessage("\xed\xa0\x80 cesu"),
+		"nul-input":        use(`{"k":"a\u0000b","n":"\u0000"}`),
+		"surrogate-input":  use(`{"hi":"\ud800","lo":"x\udc00","pair":"\ud83d\ude00"}`),
+		"not-utf8-input":   use("{\"k\":\"\xff\xfe\"}"),
+		"nul-result":       agentrt.NewToolResult("c\x00", "out\x00put", true),
+		"not-utf8-result":  agentrt.NewToolResult("c1", "bin \x80\x81", false),
+		"escapes-everyway": agentrt.NewUserMessage("\\u0000 \\ud800 \u2028\u2029 \x7f \x01"),
+	}
+}
+
+// jsonForm is msg as its JSON carries it.
+func jsonForm(msg agentrt.Message) agentrt.Message {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return msg
+	}
+	var m agentrt.Message
+	if json.Unmarshal(b, &m) != nil {
+		return msg
+	}
+	return m
+}
+
+// sameBytes is diffMessage with tool inputs compared byte for byte.
+func sameBytes(want, got agentrt.Message) bool {
+	if diffMessage(want, got) != "" {
+		return false
+	}
+	for i := range want.Blocks {
+		if !bytes.Equal(want.Blocks[i].Input, got.Blocks[i].Input) {
+			return false
+		}
+	}
+	return true
+}
+
+func testHostileText(t *testing.T, s agentrt.SessionStore) {
+	for name, msg := range HostileMessages() {
+		id := "hostile-" + name
+		mustAppend(t, s, id, msg)
+		got := mustLoad(t, s, id)
+		if len(got) != 1 {
+			t.Errorf("%s: Load returned %d messages, want 1", name, len(got))
+			continue
+		}
+		if !sameBytes(msg, got[0]) && !sameBytes(jsonForm(msg), got[0]) {
+			t.Errorf("%s: Load returned %s, want %s (or, for text that is not UTF-8, its JSON form)", name, got[0], msg)
+		}
+		info, ok := findInfo(mustList(t, s), id)
+		switch {
+		case !ok:
+			t.Errorf("%s: not listed", name)
+		case !utf8.ValidString(info.Title) || strings.ContainsRune(info.Title, 0):
+			t.Errorf("%s: title %q is not valid text", name, info.Title)
+		case info.Title != sessionTitle(got):
+			t.Errorf("%s: title %q, want %q", name, info.Title, sessionTitle(got))
+		}
+	}
+}
+
+func testLargestMessage(t *testing.T, s agentrt.SessionStore) {
+	if testing.Short() {
+		t.Skip("appends messages of 64 MiB")
+	}
+	envelope := len(`{"role":"user","content":""}`)
+	largest := agentrt.NewUserMessage(strings.Repeat("x", sessioncheck.MaxMessageSize-envelope))
+	if b, _ := json.Marshal(largest); len(b) != sessioncheck.MaxMessageSize {
+		t.Fatalf("the largest message is %d bytes of JSON, want %d", len(b), sessioncheck.MaxMessageSize)
+	}
+	mustAppend(t, s, "largest", largest)
+	if got := mustLoad(t, s, "largest"); len(got) != 1 || got[0].Content != largest.Content {
+		t.Errorf("the largest message did not come back")
+	}
+	over := agentrt.NewUserMessage(largest.Content + "x")
+	if err := s.Append(t.Context(), "largest", over); !errors.Is(err, agentrt.ErrLineTooLong) {
+		t.Errorf("Append of a message of MaxMessageSize+1 bytes of JSON: %v, want an error wrapping agentrt.ErrLineTooLong", err)
+	}
+	if got := mustLoad(t, s, "largest"); len(got) != 1 {
+		t.Errorf("after a refused append the session has %d messages, want 1", len(got))
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 )
 
@@ -36,14 +37,16 @@ func TestTestStoreCatchesBrokenStores(t *testing.T) {
 		"":                {},
 		"no-lock":         {}, // Locker is optional: its subtest is skipped
 		"reverse":         {"AppendLoad", "LoadIsSnapshot", "ConcurrentSessions", "ConcurrentAppendsOneSession", "RecordStore"},
-		"lose-is-error":   {"AppendLoad"},
+		"lose-is-error":   {"AppendLoad", "HostileText"},
 		"compact-input":   {},
 		"reorder-input":   {"AppendLoad", "RecordStore"},
 		"alias-load":      {"LoadIsSnapshot"},
 		"missing-error":   {"LoadMissing", "List", "Delete"},
 		"no-validation":   {"InvalidIDs"},
 		"list-ascending":  {"List", "ListOrder"},
-		"long-title":      {"List"},
+		"long-title":      {"List", "HostileText"},
+		"strip-nul":       {"HostileText"},
+		"no-size-limit":   {"LargestMessage"},
 		"count-all":       {"RecordStore"},
 		"records-lost":    {"RecordStore"},
 		"delete-noop":     {"Delete"},
@@ -53,7 +56,11 @@ func TestTestStoreCatchesBrokenStores(t *testing.T) {
 	} {
 		t.Run("fault="+fault, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(exe, "-test.run=^TestStoreSuiteChild$", "-test.count=1", "-test.v")
+			args := []string{"-test.run=^TestStoreSuiteChild$", "-test.count=1", "-test.v"}
+			if fault != "" && fault != "no-size-limit" {
+				args = append(args, "-test.short") // LargestMessage appends 64 MiB: twice is enough
+			}
+			cmd := exec.Command(exe, args...)
 			cmd.Env = append(os.Environ(), "AGENTTEST_STORE_FAULT="+fault, "AGENTTEST_STORE_CHILD=1")
 			out, err := cmd.CombinedOutput()
 			var got []string
@@ -123,6 +130,12 @@ func (s *faultyStore) check(id string) error {
 func (s *faultyStore) Append(_ context.Context, id string, m agentrt.Message) error {
 	if err := s.check(id); err != nil {
 		return err
+	}
+	if b, err := json.Marshal(m); err != nil || len(b) > sessioncheck.MaxMessageSize && s.fault != "no-size-limit" {
+		return fmt.Errorf("%w: %d bytes", agentrt.ErrLineTooLong, len(b))
+	}
+	if s.fault == "strip-nul" {
+		m.Content = strings.ReplaceAll(m.Content, "\x00", "")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -27,6 +27,7 @@ const (
 	childEnv   = "AGENTRT_PGSTORE_CHILD" // the child's mode
 	childURL   = "AGENTRT_PGSTORE_URL"
 	childIDEnv = "AGENTRT_PGSTORE_ID"
+	childLease = "AGENTRT_PGSTORE_LEASE" // Options.Lease, if set
 )
 
 // runChild runs the child process's work when the environment selects it,
@@ -56,14 +57,40 @@ func waitTool() agentrt.Tool {
 
 // child runs one agent run on the session: the scripted model calls wait,
 // then answers. It prints "busy" if another runner holds the session.
-func child(mode, url, id string) error {
+func child(mode, url, id string) (err error) {
 	ctx := context.Background()
-	store, err := Open(ctx, url, nil)
+	opts := &Options{}
+	if l := os.Getenv(childLease); l != "" {
+		if opts.Lease, err = time.ParseDuration(l); err != nil {
+			return err
+		}
+	}
+	store, err := Open(ctx, url, opts)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	switch mode {
+	case "hold":
+		// Lock the session, say so, and append when told to: a runner
+		// that the parent freezes in between.
+		if _, err := store.Lock(ctx, id); err != nil {
+			return err
+		}
+		fmt.Println("locked")
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			return err
+		}
+		err := store.Append(ctx, id, agentrt.NewUserMessage("thawed"))
+		switch {
+		case errors.Is(err, ErrLockLost):
+			fmt.Println("lost")
+		case err != nil:
+			return err
+		default:
+			fmt.Println("appended")
+		}
+		return nil
 	case "run":
 		// Start when the parent says so, so that the racers start together.
 		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
@@ -96,12 +123,13 @@ type childProc struct {
 	lines chan string // stdout, line by line; closed at EOF
 }
 
-func startChild(t *testing.T, mode, url, id string) *childProc {
+func startChild(t *testing.T, mode, url, id string, env ...string) *childProc {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, childURL+"="+url, childIDEnv+"="+id)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
@@ -231,4 +259,37 @@ func newStoreAt(t *testing.T, url string) *Store {
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// A runner frozen (SIGSTOP) while it holds a session loses it within its
+// lease: the server closes its idle lock connection, another store locks
+// the session, and the frozen runner's append, once it thaws, is refused.
+func TestLeaseFreesFrozenRunner(t *testing.T) {
+	t.Parallel()
+	const lease = time.Second
+	s := newStore(t, &Options{Lease: lease})
+	url := s.pool.Config().ConnString()
+	const id = "frozen"
+	require.NoError(t, s.Append(t.Context(), id, agentrt.NewUserMessage("start")))
+	c := startChild(t, "hold", url, id, childLease+"="+lease.String())
+	require.Equal(t, "locked", c.next(t))
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGSTOP))
+	frozen := time.Now()
+	_, err := s.Lock(t.Context(), id)
+	require.ErrorIs(t, err, agentrt.ErrSessionBusy, "held right after the freeze")
+	unlock := lockSoon(t, s, id)
+	freed := time.Since(frozen)
+	t.Logf("a runner frozen with a lease of %v lost the session after %v", lease, freed)
+	assert.Less(t, freed, 3*lease, "freed within the lease (and the server's check)")
+	require.NoError(t, s.Append(t.Context(), id, agentrt.NewUserMessage("new holder")))
+
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGCONT))
+	_, err = io.WriteString(c.stdin, "append\n")
+	require.NoError(t, err)
+	assert.Equal(t, "lost", c.next(t), "the thawed runner's append is refused")
+	unlock()
+	msgs, err := s.Load(t.Context(), id)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	assert.Equal(t, "new holder", msgs[1].Content)
 }

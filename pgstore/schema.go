@@ -10,7 +10,7 @@ import (
 )
 
 // SchemaVersion is the version of the schema this package reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchema is returned (wrapped) by [Open] when the database's schema is
 // missing or at another version and Options.Migrate is not set.
@@ -40,6 +40,24 @@ CREATE TABLE agentrt_entries (
 	PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX agentrt_entries_kind ON agentrt_entries (kind, created);`,
+	// 1 → 2: leases, the fencing tokens of Lock; the exact bytes of a
+	// body that text cannot hold; agentrt_json for operators.
+	`CREATE SEQUENCE agentrt_lease_gen;
+CREATE TABLE agentrt_leases (
+	session_id text PRIMARY KEY,
+	gen        bigint NOT NULL,
+	expires    timestamptz NOT NULL
+);
+ALTER TABLE agentrt_entries ADD COLUMN raw bytea;
+CREATE FUNCTION agentrt_json(body text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+	RETURN body::jsonb;
+EXCEPTION WHEN untranslatable_character OR invalid_text_representation THEN
+	-- jsonb holds no \u0000 and no lone surrogate: show them as U+FFFD.
+	RETURN regexp_replace(body, '\\u(0000|[dD][89abAB][0-9a-fA-F]{2}|[dD][c-fC-F][0-9a-fA-F]{2})', '\\ufffd', 'g')::jsonb;
+END
+$$;`,
 }
 
 // Migrate creates the schema, or brings it to [SchemaVersion], in one
@@ -54,7 +72,7 @@ func Migrate(ctx context.Context, db interface {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('agentrt_schema', 0))`); err != nil {
+	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock(hashtextextended('agentrt_schema', 0))`); err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentrt_schema (

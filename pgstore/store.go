@@ -18,7 +18,9 @@
 // The store implements [agentrt.Locker] with a PostgreSQL advisory lock held
 // on a connection of its own for the whole run: a second runner, in this
 // process or another, gets [agentrt.ErrSessionBusy]; when a runner dies, its
-// connection closes and the server releases the lock.
+// connection closes and the server releases the lock. Each lock is also a
+// lease ([Options.Lease]) with a fencing token that every append of the run
+// carries: a run that lost its lock gets [ErrLockLost] instead of writing.
 package pgstore
 
 import (
@@ -28,13 +30,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/sessioncheck"
 	"github.com/agentrt/agentrt/internal/textcut"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -45,7 +49,7 @@ type Durability int
 
 const (
 	// SyncEveryAppend flushes every append's commit (synchronous_commit =
-	// on). The default.
+	// on, set by the append whatever the server's default). The default.
 	SyncEveryAppend Durability = iota
 	// SyncEveryTurn commits appends without waiting for the flush
 	// (synchronous_commit = off) and flushes them in Sync, which the runtime
@@ -63,7 +67,22 @@ type Options struct {
 	Migrate bool
 	// Durability; the default is [SyncEveryAppend].
 	Durability Durability
+	// Lease bounds how long a session stays locked by a runner that
+	// stopped answering (frozen, partitioned away): its lock connection is
+	// closed by the server after Lease without a heartbeat (the store sends
+	// one every Lease/3), and its appends are refused once Lease has passed
+	// since the last one. The default is 30 seconds. Needs PostgreSQL 14 or
+	// later (idle_session_timeout).
+	Lease time.Duration
 }
+
+// defaultLease is the default [Options.Lease].
+const defaultLease = 30 * time.Second
+
+// ErrLockLost is returned (wrapped) by an append of a run whose lock is no
+// longer its own: another runner has locked the session since, or the
+// run's lease expired (see [Options.Lease]). Nothing is written.
+var ErrLockLost = errors.New("pgstore: the run's lock on the session was lost")
 
 // Store is an [agentrt.SessionStore] on PostgreSQL. It implements
 // [agentrt.Locker], [agentrt.RecordStore] and
@@ -74,10 +93,13 @@ type Store struct {
 	lockCfg  *pgx.ConnConfig
 	opts     Options
 
-	mu    sync.Mutex
-	held  map[string]uint64 // sessions locked by this process → token
-	token uint64
+	mu   sync.Mutex
+	held map[string]*lease // sessions locked by this store
 }
+
+// lease is a lock held by this store: gen is its fencing token, 0 until
+// the lock is taken.
+type lease struct{ gen int64 }
 
 // Open connects to the database at connString (a URL or a key=value
 // string, as pgx takes) and returns a store on it. Close it when done.
@@ -112,6 +134,17 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	default:
 		return nil, fmt.Errorf("pgstore: unknown durability %d", s.opts.Durability)
 	}
+	switch {
+	case s.opts.Lease == 0:
+		s.opts.Lease = defaultLease
+	case s.opts.Lease < 3*time.Millisecond:
+		return nil, fmt.Errorf("pgstore: lease %v is too short", s.opts.Lease)
+	}
+	if s.lockCfg.RuntimeParams == nil {
+		s.lockCfg.RuntimeParams = map[string]string{}
+	}
+	s.lockCfg.RuntimeParams["synchronous_commit"] = "on"
+	s.lockCfg.RuntimeParams["idle_session_timeout"] = strconv.FormatInt(s.opts.Lease.Milliseconds(), 10)
 	if s.opts.Migrate {
 		if err := Migrate(ctx, pool); err != nil {
 			return nil, err
@@ -146,30 +179,34 @@ func wrap(op, id string, err error) error {
 	return fmt.Errorf("pgstore: %s session %q: %w", op, id, err)
 }
 
-// exec runs one statement in its own transaction, asynchronously committed
-// under SyncEveryTurn.
-func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if s.opts.Durability == SyncEveryAppend {
-		return s.pool.Exec(ctx, sql, args...)
+// commitMode is the synchronous_commit of the store's appends. It is set
+// in each statement (set_config), not left to the server's default, so
+// that SyncEveryAppend flushes even on a server set to
+// synchronous_commit = off.
+func (s *Store) commitMode() string {
+	if s.opts.Durability == SyncEveryTurn {
+		return "off"
 	}
-	var tag pgconn.CommandTag
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
-		var err error
-		tag, err = tx.Exec(ctx, sql, args...)
-		return err
-	})
-	return tag, err
+	return "on"
 }
 
 // appendSQL adds one entry at the end of a session, creating the session,
 // in one statement: the upsert locks the session's row, so concurrent
 // appends to one session take turns and get consecutive seqs.
-const appendSQL = `WITH s AS (
+//
+// When this store holds the session's lock, $8 is its fencing token: the
+// append writes nothing unless the lease still has it and has not
+// expired. FOR SHARE makes a Lock that takes the session over wait for
+// the append, or the append see the new token.
+const appendSQL = `WITH c AS (SELECT set_config('synchronous_commit', $7, true)),
+f AS (
+	SELECT FROM c WHERE $8::bigint IS NULL OR EXISTS (
+		SELECT FROM agentrt_leases
+		WHERE session_id = $1 AND gen = $8 AND expires > clock_timestamp() FOR SHARE)
+),
+s AS (
 	INSERT INTO agentrt_sessions AS s (id, messages, next_seq, title)
-	VALUES ($1, $3::int, 1, $5)
+	SELECT $1, $3::int, 1, $5 FROM f
 	ON CONFLICT (id) DO UPDATE SET
 		next_seq = s.next_seq + 1,
 		messages = s.messages + $3::int,
@@ -177,8 +214,8 @@ const appendSQL = `WITH s AS (
 		updated  = greatest(clock_timestamp(), s.updated)
 	RETURNING s.next_seq - 1 AS seq
 )
-INSERT INTO agentrt_entries (session_id, seq, kind, role, body)
-SELECT $1, seq, $2, $4, $6 FROM s`
+INSERT INTO agentrt_entries (session_id, seq, kind, role, body, raw)
+SELECT $1, seq, $2, $4, $6, $9 FROM s`
 
 // Append adds msg at the end of the session in one transaction.
 func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Message) error {
@@ -189,13 +226,45 @@ func (s *Store) Append(ctx context.Context, sessionID string, msg agentrt.Messag
 	if err != nil {
 		return wrap("append to", sessionID, err)
 	}
+	if len(body) > sessioncheck.MaxMessageSize {
+		return fmt.Errorf("pgstore: append to session %q: %w: a message of %d bytes (the most a store takes is %d)",
+			sessionID, agentrt.ErrLineTooLong, len(body), sessioncheck.MaxMessageSize)
+	}
 	var title *string
 	if msg.Role == agentrt.RoleUser {
 		t := textcut.Title(msg.Content)
 		title = &t
 	}
-	_, err = s.exec(ctx, appendSQL, sessionID, kindMessage, 1, string(msg.Role), title, string(body))
-	return wrap("append to", sessionID, err)
+	return wrap("append to", sessionID, s.append(ctx, sessionID, kindMessage, 1, string(msg.Role), title, body))
+}
+
+// append runs appendSQL, fenced by the session's lock if this store
+// holds it.
+func (s *Store) append(ctx context.Context, id, kind string, messages int, role any, title *string, body []byte) error {
+	var gen *int64
+	s.mu.Lock()
+	if l := s.held[id]; l != nil && l.gen != 0 {
+		g := l.gen
+		gen = &g
+	}
+	s.mu.Unlock()
+	text, raw := textBody(body)
+	tag, err := s.pool.Exec(ctx, appendSQL, id, kind, messages, role, title, text, s.commitMode(), gen, raw)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = ErrLockLost
+	}
+	return err
+}
+
+// textBody returns body as the text column can hold it, and the exact
+// bytes (for the raw column) when they differ: a tool input may hold
+// bytes that are not UTF-8, or a NUL, which text cannot; they become
+// U+FFFD in the text.
+func textBody(body []byte) (string, []byte) {
+	if utf8.Valid(body) && bytes.IndexByte(body, 0) < 0 {
+		return string(body), nil
+	}
+	return textcut.ValidText(string(body)), body
 }
 
 // marshal encodes v without escaping <, > and & (tool inputs are kept
@@ -229,14 +298,15 @@ func (s *Store) AppendRecord(ctx context.Context, sessionID string, rec agentrt.
 	if !json.Valid(data) {
 		return fmt.Errorf("pgstore: record %q of session %q: data is not valid JSON", rec.Kind, sessionID)
 	}
-	_, err := s.exec(ctx, appendSQL, sessionID, rec.Kind, 0, nil, nil, string(data))
+	err := s.append(ctx, sessionID, string(rec.Kind), 0, nil, nil, data)
 	return wrap("append a record to", sessionID, err)
 }
 
 // Sync makes the session's appends durable; see [agentrt.Syncer]. Under
-// SyncEveryAppend they already are. Under SyncEveryTurn it commits a
-// transaction with synchronous_commit on, which flushes the write-ahead
-// log up to it, every earlier commit of this store included.
+// SyncEveryAppend they already are. Under SyncEveryTurn it rewrites the
+// session's row unchanged with synchronous_commit on: a commit that writes
+// WAL, so the server flushes the log up to it, every earlier commit
+// included. (A transaction that writes nothing flushes nothing.)
 func (s *Store) Sync(ctx context.Context, sessionID string) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return err
@@ -244,10 +314,8 @@ func (s *Store) Sync(ctx context.Context, sessionID string) error {
 	if s.opts.Durability == SyncEveryAppend {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on; SELECT pg_current_xact_id()`)
-		return err
-	})
+	_, err := s.pool.Exec(ctx, `WITH c AS (SELECT set_config('synchronous_commit', 'on', true))
+		UPDATE agentrt_sessions SET updated = updated FROM c WHERE id = $1`, sessionID)
 	return wrap("sync", sessionID, err)
 }
 
@@ -258,7 +326,7 @@ func (s *Store) Load(ctx context.Context, sessionID string) ([]agentrt.Message, 
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx,
-		`SELECT seq, body FROM agentrt_entries WHERE session_id = $1 AND kind = 'message' ORDER BY seq`, sessionID)
+		`SELECT seq, coalesce(raw, convert_to(body, 'UTF8')) FROM agentrt_entries WHERE session_id = $1 AND kind = 'message' ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, wrap("load", sessionID, err)
 	}
@@ -288,7 +356,7 @@ func (s *Store) LoadRecords(ctx context.Context, sessionID string) ([]agentrt.Re
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx,
-		`SELECT kind, body FROM agentrt_entries WHERE session_id = $1 AND kind <> 'message' ORDER BY seq`, sessionID)
+		`SELECT kind, coalesce(raw, convert_to(body, 'UTF8')) FROM agentrt_entries WHERE session_id = $1 AND kind <> 'message' ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, wrap("load records of", sessionID, err)
 	}
@@ -344,6 +412,9 @@ func (s *Store) Delete(ctx context.Context, sessionID string) error {
 			return fmt.Errorf("%w: %q", agentrt.ErrSessionBusy, sessionID)
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM agentrt_sessions WHERE id = $1`, sessionID)
+		if err == nil {
+			_, err = tx.Exec(ctx, `DELETE FROM agentrt_leases WHERE session_id = $1`, sessionID)
+		}
 		return err
 	})
 	return wrap("delete", sessionID, err)
@@ -360,25 +431,31 @@ const lockKey = `hashtextextended('agentrt.session:' || $1, 0)`
 // It returns [agentrt.ErrSessionBusy] (wrapped) at once if the session is
 // held. Two session ids whose 64-bit hashes collide would exclude each
 // other (harmless, and unlikely).
+//
+// The lock is a lease: it gives the session a new fencing token, which
+// every append of this store to the session carries until unlock, and
+// keeps it alive with a heartbeat every Lease/3. An append is refused with
+// [ErrLockLost] once another Lock has taken the session, or once Lease has
+// passed without a heartbeat (the lock's connection is gone, or the
+// process was frozen).
 func (s *Store) Lock(ctx context.Context, sessionID string) (func(), error) {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.held[sessionID] != 0 {
+	if s.held[sessionID] != nil {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %q (held by this store)", agentrt.ErrSessionBusy, sessionID)
 	}
 	if s.held == nil {
-		s.held = map[string]uint64{}
+		s.held = map[string]*lease{}
 	}
-	s.token++
-	token := s.token
-	s.held[sessionID] = token
+	l := &lease{}
+	s.held[sessionID] = l
 	s.mu.Unlock()
 	release := func() {
 		s.mu.Lock()
-		if s.held[sessionID] == token {
+		if s.held[sessionID] == l {
 			delete(s.held, sessionID)
 		}
 		s.mu.Unlock()
@@ -400,13 +477,53 @@ func (s *Store) Lock(ctx context.Context, sessionID string) (func(), error) {
 		release()
 		return nil, fmt.Errorf("%w: %q (held through another connection: another store or process)", agentrt.ErrSessionBusy, sessionID)
 	}
+	ms := s.opts.Lease.Milliseconds()
+	var gen int64
+	if err := conn.QueryRow(ctx, `INSERT INTO agentrt_leases (session_id, gen, expires)
+		VALUES ($1, nextval('agentrt_lease_gen'), clock_timestamp() + $2 * interval '1 millisecond')
+		ON CONFLICT (session_id) DO UPDATE SET gen = EXCLUDED.gen, expires = EXCLUDED.expires
+		RETURNING gen`, sessionID, ms).Scan(&gen); err != nil {
+		conn.Close(context.Background())
+		release()
+		return nil, wrap("lock", sessionID, err)
+	}
+	s.mu.Lock()
+	l.gen = gen
+	s.mu.Unlock()
+
+	// The heartbeat extends the lease, and keeps the connection from
+	// idle_session_timeout, until unlock or its first failure.
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(s.opts.Lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.Lease)
+			_, err := conn.Exec(ctx, `UPDATE agentrt_leases SET expires = clock_timestamp() + $3 * interval '1 millisecond'
+				WHERE session_id = $1 AND gen = $2`, sessionID, gen, ms)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			close(stop)
+			<-done
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			// Closing the connection releases the lock; unlocking first
-			// makes it explicit (and fast) while the server is reachable.
+			// Closing the connection releases the lock; ending the lease
+			// and unlocking first makes it explicit (and fast) while the
+			// server is reachable.
+			conn.Exec(ctx, `DELETE FROM agentrt_leases WHERE session_id = $1 AND gen = $2`, sessionID, gen)
 			conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, sessionID)
 			conn.Close(ctx)
 			release()
@@ -461,7 +578,9 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO agentrt_sessions (id, messages, next_seq, title, forked_from, forked_at)
 			SELECT $2, $3::int, coalesce((SELECT max(seq) + 1 FROM agentrt_entries WHERE session_id = $1 AND seq < $4), 0),
-				(SELECT body::json->>'content' FROM agentrt_entries WHERE session_id = $1 AND seq < $4 AND role = 'user' ORDER BY seq LIMIT 1),
+				-- the title comes from the first user message, if copied
+				(SELECT title FROM agentrt_sessions WHERE id = $1 AND EXISTS (
+					SELECT FROM agentrt_entries WHERE session_id = $1 AND seq < $4 AND role = 'user')),
 				$1, $3::int
 			ON CONFLICT (id) DO NOTHING`, src, dst, upTo, end)
 		if err != nil {
@@ -470,22 +589,9 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("%w: %q", agentrt.ErrSessionExists, dst)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO agentrt_entries (session_id, seq, kind, role, body, created)
-			SELECT $2, seq, kind, role, body, created FROM agentrt_entries WHERE session_id = $1 AND seq < $3`, src, dst, end); err != nil {
-			return err
-		}
-		// The title, as agentrt.SessionInfo.Title says.
-		var first *string
-		if err := tx.QueryRow(ctx, `SELECT title FROM agentrt_sessions WHERE id = $1`, dst).Scan(&first); err != nil {
-			return err
-		}
-		if first != nil {
-			t := textcut.Title(*first)
-			if _, err := tx.Exec(ctx, `UPDATE agentrt_sessions SET title = $2 WHERE id = $1`, dst, t); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err = tx.Exec(ctx, `INSERT INTO agentrt_entries (session_id, seq, kind, role, body, raw, created)
+			SELECT $2, seq, kind, role, body, raw, created FROM agentrt_entries WHERE session_id = $1 AND seq < $3`, src, dst, end)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
@@ -494,8 +600,11 @@ func (s *Store) Fork(ctx context.Context, src, dst string, upTo int) error {
 }
 
 // Verify checks the session: every message entry decodes as a message,
-// and the session's message count and next seq agree with its entries.
-// It returns nil for a good or missing session.
+// the session's message count and next seq agree with its entries, and
+// the messages keep the runtime's first invariant (an error wrapping
+// [agentrt.ErrBrokenSession]: a second result for one call, an orphaned
+// result, a result out of place). It returns nil for a good
+// or missing session.
 func (s *Store) Verify(ctx context.Context, sessionID string) error {
 	if err := agentrt.ValidateSessionID(sessionID); err != nil {
 		return err
@@ -519,8 +628,19 @@ func (s *Store) Verify(ctx context.Context, sessionID string) error {
 	if maxSeq >= nextSeq {
 		return fmt.Errorf("pgstore: session %q: next seq %d, but an entry has seq %d", sessionID, nextSeq, maxSeq)
 	}
-	if _, err := s.Load(ctx, sessionID); err != nil {
+	msgs, err := s.Load(ctx, sessionID)
+	if err != nil {
 		return err
+	}
+	ms := make([]sessioncheck.Msg, len(msgs))
+	for i, m := range msgs {
+		ms[i] = sessioncheck.Msg{Role: string(m.Role), ToolUseID: m.ToolUseID}
+		for _, u := range m.ToolUses() {
+			ms[i].Uses = append(ms[i].Uses, u.ID)
+		}
+	}
+	if err := sessioncheck.Check(ms); err != nil {
+		return fmt.Errorf("pgstore: session %q: %w: %w", sessionID, agentrt.ErrBrokenSession, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,10 @@ func TestApprovalSameShapeAsInProcess(t *testing.T) {
 	require.ErrorAs(t, decided.rejected, &ae)
 	assert.Equal(t, ErrorTypeNotPending, ae.Type())
 	assert.Contains(t, ae.Error(), "already")
+	err := approveError("wf", Approval{ToolUseID: "call_1"}, decided.rejected)
+	require.ErrorIs(t, err, agentrt.ErrNotPending)
+	assert.Equal(t, 1, strings.Count(err.Error(), "no such pending call"), "Approve's error says it once: %v", err)
+	assert.Contains(t, err.Error(), "already decided")
 	require.Len(t, second.Pending, 1, "the call outside the pattern waits")
 	assert.Equal(t, json.RawMessage(`{"text":"c"}`), second.Pending[0].Input)
 

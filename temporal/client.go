@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt"
@@ -141,14 +142,22 @@ func Approve(ctx context.Context, c client.Client, workflowID string, a Approval
 	if err == nil {
 		err = h.Get(ctx, nil)
 	}
-	if err != nil {
-		var ae *temporal.ApplicationError
-		if errors.As(err, &ae) && ae.Type() == ErrorTypeNotPending {
-			return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w: %s", a.ToolUseID, workflowID, agentrt.ErrNotPending, ae.Message())
-		}
-		return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w", a.ToolUseID, workflowID, err)
+	return approveError(workflowID, a, err)
+}
+
+// approveError is Approve's error for the update's err: one wrapping
+// agentrt.ErrNotPending, whose text the workflow's message already starts
+// with, for a refused approval.
+func approveError(workflowID string, a Approval, err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == ErrorTypeNotPending {
+		why := strings.TrimPrefix(ae.Message(), agentrt.ErrNotPending.Error()+": ")
+		return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w: %s", a.ToolUseID, workflowID, agentrt.ErrNotPending, why)
+	}
+	return fmt.Errorf("agentrt/temporal: approve %s in workflow %q: %w", a.ToolUseID, workflowID, err)
 }
 
 // Runtime runs an agent registered on Temporal workers, with the

@@ -76,6 +76,8 @@ func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding
 		case bad != nil:
 			v.add(bad.Line, "format", "%v", bad.Err)
 			return v.out, nil
+		case errors.Is(err, agentrt.ErrBrokenSession):
+			// The verifier below reports it, with its line.
 		default:
 			return nil, err
 		}

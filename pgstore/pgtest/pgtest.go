@@ -33,6 +33,7 @@ import (
 
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +48,7 @@ type Server struct {
 	bin  string // directory of initdb and postgres
 	dir  string // data directory
 	port int
+	set  []string    // extra settings, "name=value"
 	cred *credential // nil: run as the current user
 	log  *os.File
 
@@ -81,8 +83,10 @@ func version(binDir string) int {
 }
 
 // Start runs initdb in a new temporary directory and starts the server on
-// a free loopback port. Stop it with [Server.Stop].
-func Start(ctx context.Context) (*Server, error) {
+// a free loopback port, with the given settings ("name=value", as
+// postgres -c takes them; e.g. "wal_writer_delay=10s"). Stop it with
+// [Server.Stop].
+func Start(ctx context.Context, settings ...string) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, dir: dir, cred: cred}
+	s := &Server{bin: bin, dir: dir, cred: cred, set: settings}
 	if err := s.chown(dir); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -135,14 +139,18 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 func (s *Server) start(ctx context.Context) error {
-	cmd := exec.Command(filepath.Join(s.bin, "postgres"),
+	args := []string{
 		"-D", filepath.Join(s.dir, "data"),
 		"-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories="+s.dir,
+		"-c", "unix_socket_directories=" + s.dir,
 		"-c", "max_connections=200",
 		"-c", "shared_buffers=32MB",
-	)
+	}
+	for _, kv := range s.set {
+		args = append(args, "-c", kv)
+	}
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	s.setUser(cmd)
 	if err := cmd.Start(); err != nil {
@@ -172,19 +180,14 @@ func (s *Server) start(ctx context.Context) error {
 	}
 }
 
-// signal stops the running server, by SIGKILL or by SIGINT (fast
-// shutdown), and waits for it to exit.
-func (s *Server) signal(kill bool) error {
+// signal stops the running server with sig and waits for it to exit.
+func (s *Server) signal(sig os.Signal) error {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
 	s.cmd, s.done = nil, nil
 	s.mu.Unlock()
 	if cmd == nil {
 		return nil
-	}
-	sig := os.Interrupt
-	if kill {
-		sig = os.Kill
 	}
 	if err := cmd.Process.Signal(sig); err != nil {
 		select {
@@ -234,11 +237,16 @@ func (s *Server) CreateDatabase(ctx context.Context) (string, error) {
 	return s.URL(name), nil
 }
 
-// Kill stops the server at once (SIGKILL), as a crash would.
-func (s *Server) Kill() error { return s.signal(true) }
+// Kill sends SIGKILL to the server's postmaster, as a crash would.
+func (s *Server) Kill() error { return s.signal(os.Kill) }
+
+// StopImmediate stops the server as pg_ctl stop -m immediate does
+// (SIGQUIT): every process exits at once, without flushing the
+// write-ahead log, as in a power loss of the server's processes.
+func (s *Server) StopImmediate() error { return s.signal(syscall.SIGQUIT) }
 
 // Stop shuts the server down (fast shutdown) and waits for it.
-func (s *Server) Stop() error { return s.signal(false) }
+func (s *Server) Stop() error { return s.signal(os.Interrupt) }
 
 // Restart stops the server and starts it again on the same port and data.
 func (s *Server) Restart(ctx context.Context) error {
