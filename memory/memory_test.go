@@ -3,12 +3,14 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/memory"
+	"github.com/agentrt/agentrt/memory/memorytest"
 	"github.com/agentrt/agentrt/memory/sqlitemem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -164,6 +166,36 @@ func TestTerms(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, []string{"jsonl", "store", "fsync", "o_append", "2"}, memory.Terms(`When does the JSONL store fsync? (O_APPEND, "store", 2 a)`))
 	assert.Empty(t, memory.Terms(`"" AND OR * ^ -`))
+}
+
+// QueryTerms keeps a question's terms as they are and bounds a paste of
+// any size to MaxQueryTerms: the longest words first, then terms with
+// digits.
+func TestQueryTermsBounded(t *testing.T) {
+	t.Parallel()
+	q := "Which port does the staging database use, and why 5433?"
+	assert.Equal(t, memory.Terms(q), memory.QueryTerms(q))
+
+	paste := memorytest.LongMessage(200<<10, "Why does the reconciliation controller crash?")
+	require.GreaterOrEqual(t, len(paste), 200<<10)
+	require.Greater(t, len(memory.Terms(paste)), 20000, "the paste has tens of thousands of distinct terms")
+	terms := memory.QueryTerms(paste)
+	assert.Len(t, terms, memory.MaxQueryTerms)
+	assert.Subset(t, terms, []string{"reconciliation", "controller", "crash", "processed", "cancelled"})
+	for _, w := range terms {
+		assert.NotRegexp(t, `[0-9]`, w, "words come before ids and numbers")
+	}
+
+	var many []string
+	for i := range 40 {
+		many = append(many, strings.Repeat("x", i%7+2)+string(rune('a'+i%26))+fmt.Sprint(i/26))
+	}
+	many = append(many, "longestword", "tiny")
+	got := memory.QueryTerms(strings.Join(many, " "))
+	require.Len(t, got, memory.MaxQueryTerms)
+	assert.Equal(t, []string{"longestword", "tiny"}, got[len(got)-2:], "words first, kept in the order of the text")
+	assert.NotContains(t, got, "xxa0", "the shortest terms with a digit are dropped")
+	assert.Contains(t, got, "xxxxxxxxg0")
 }
 
 func TestFuseAndCosine(t *testing.T) {

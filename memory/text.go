@@ -1,14 +1,17 @@
 package memory
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Terms returns the words of a query worth searching for: lower-cased runs
 // of letters and digits, without common English stop words and without
-// repeats, in order. Back ends build their full-text queries from them
-// (any term may match; more matching terms rank higher).
+// repeats, in order. Back ends build their full-text queries from
+// [QueryTerms], a bounded choice of these (any term may match; more
+// matching terms rank higher).
 func Terms(query string) []string {
 	var terms []string
 	seen := map[string]bool{}
@@ -22,6 +25,41 @@ func Terms(query string) []string {
 		terms = append(terms, w)
 	}
 	return terms
+}
+
+// MaxQueryTerms is the most terms a back end of this module searches for
+// in one query ([QueryTerms]): a pasted log or document of any size costs
+// the same as a question of a few dozen words.
+const MaxQueryTerms = 32
+
+// QueryTerms returns the terms a back end searches for: the [Terms] of the
+// text, or, when there are more than [MaxQueryTerms], the longest words
+// (long words are the rarer ones), then the longest terms with a digit
+// (numbers, ids and hashes in a pasted log say little), ties going to the
+// earlier term. They are returned in the order of the text.
+func QueryTerms(text string) []string {
+	terms := Terms(text)
+	if len(terms) <= MaxQueryTerms {
+		return terms
+	}
+	weight := func(w string) int {
+		if strings.ContainsFunc(w, unicode.IsDigit) {
+			return utf8.RuneCountInString(w) - 1<<20
+		}
+		return utf8.RuneCountInString(w)
+	}
+	order := make([]int, len(terms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return weight(terms[b]) - weight(terms[a]) })
+	order = order[:MaxQueryTerms]
+	slices.Sort(order)
+	out := make([]string, len(order))
+	for i, j := range order {
+		out[i] = terms[j]
+	}
+	return out
 }
 
 var stopWords = map[string]bool{}

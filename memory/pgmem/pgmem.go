@@ -237,7 +237,7 @@ func scanHits(rows pgx.Rows) ([]memory.Hit, error) {
 }
 
 func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
-	terms := memory.Terms(q.Text)
+	terms := memory.QueryTerms(q.Text)
 	if len(terms) == 0 {
 		return nil, nil
 	}

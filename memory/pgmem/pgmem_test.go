@@ -40,6 +40,10 @@ func TestRetrievalQuality(t *testing.T) {
 	assert.GreaterOrEqual(t, r, 0.8)
 }
 
+func TestLongMessage(t *testing.T) {
+	memorytest.TestLongMessage(t, newStore(t, nil))
+}
+
 func TestSchemaRequired(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	_, err := Open(t.Context(), url, nil)

@@ -212,7 +212,7 @@ func (s *Store) Query(ctx context.Context, scope string, q memory.Query) ([]memo
 }
 
 func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
-	terms := memory.Terms(q.Text)
+	terms := memory.QueryTerms(q.Text)
 	if len(terms) == 0 {
 		return nil, nil
 	}

@@ -34,6 +34,11 @@ func TestRetrievalQuality(t *testing.T) {
 	assert.GreaterOrEqual(t, r, 0.8)
 }
 
+func TestLongMessage(t *testing.T) {
+	t.Parallel()
+	memorytest.TestLongMessage(t, newStore(t, nil))
+}
+
 func TestReopen(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "memory.db")
