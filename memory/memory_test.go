@@ -166,6 +166,24 @@ func TestTerms(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, []string{"jsonl", "store", "fsync", "o_append", "2"}, memory.Terms(`When does the JSONL store fsync? (O_APPEND, "store", 2 a)`))
 	assert.Empty(t, memory.Terms(`"" AND OR * ^ -`))
+	assert.Equal(t, []string{"芒果"}, memory.Terms("芒果"))
+	assert.Equal(t, []string{"猫"}, memory.Terms("猫?"))
+	assert.Equal(t, []string{"用户", "户喜", "喜欢", "欢什", "什么", "么水", "水果"}, memory.Terms("用户喜欢什么水果？"))
+	assert.Equal(t, []string{"iphone", "手机", "マン", "ンゴ", "ゴー", "망고", "고입", "입니", "니다"},
+		memory.Terms("iPhone手机 マンゴー 망고입니다"))
+}
+
+func TestCJKGrams(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "", memory.CJKGrams("Only English words, 42 of them."))
+	assert.Equal(t, "水 水果 果 果是 是 是芒 芒 芒果 果", memory.CJKGrams("水果是芒果。"))
+	assert.Equal(t, "用 iphone 手 手机 机", memory.CJKGrams("He said 用iPhone手机 today"), "a word against Chinese is indexed on its own")
+	assert.Equal(t, "망 망고 고 고입 입 입니 니 니다 다", memory.CJKGrams("망고입니다"))
+	for _, q := range []string{"芒果", "水果", "是"} {
+		for _, term := range memory.Terms(q) {
+			assert.Contains(t, strings.Fields(memory.CJKGrams("用户最喜欢的水果是芒果。")), term)
+		}
+	}
 }
 
 // QueryTerms keeps a question's terms as they are and bounds a paste of

@@ -7,22 +7,36 @@ import (
 	"unicode/utf8"
 )
 
-// Terms returns the words of a query worth searching for: lower-cased runs
-// of letters and digits, without common English stop words and without
-// repeats, in order. Back ends build their full-text queries from
-// [QueryTerms], a bounded choice of these (any term may match; more
-// matching terms rank higher).
-func Terms(query string) []string {
+// Terms returns the words of a text worth searching for, in order and
+// without repeats: lower-cased runs of letters and digits, without common
+// English stop words. Chinese, Japanese and Korean, written without spaces
+// between words, become pairs of adjacent characters ("芒果" in
+// "是芒果" gives "是芒" and "芒果"; a lone character stays one), which
+// match the pairs back ends index ([CJKGrams]). Back ends build their
+// full-text queries from [QueryTerms], a bounded choice of these (any term
+// may match; more matching terms rank higher).
+func Terms(text string) []string {
 	var terms []string
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
-	}) {
-		if stopWords[w] || seen[w] || (len(w) < 2 && !unicode.IsDigit(rune(w[0]))) {
-			continue
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			terms = append(terms, w)
 		}
-		seen[w] = true
-		terms = append(terms, w)
+	}
+	for _, w := range words(strings.ToLower(text)) {
+		r := []rune(w)
+		switch {
+		case isCJK(r[0]) && len(r) == 1:
+			add(w)
+		case isCJK(r[0]):
+			for i := 0; i+1 < len(r); i++ {
+				add(string(r[i : i+2]))
+			}
+		case stopWords[w] || (len(w) < 2 && !unicode.IsDigit(r[0])):
+		default:
+			add(w)
+		}
 	}
 	return terms
 }
@@ -34,7 +48,8 @@ const MaxQueryTerms = 32
 
 // QueryTerms returns the terms a back end searches for: the [Terms] of the
 // text, or, when there are more than [MaxQueryTerms], the longest words
-// (long words are the rarer ones), then the longest terms with a digit
+// (long words are the rarer ones; a Chinese, Japanese or Korean character
+// counts as three letters), then the longest terms with a digit
 // (numbers, ids and hashes in a pasted log say little), ties going to the
 // earlier term. They are returned in the order of the text.
 func QueryTerms(text string) []string {
@@ -43,10 +58,18 @@ func QueryTerms(text string) []string {
 		return terms
 	}
 	weight := func(w string) int {
-		if strings.ContainsFunc(w, unicode.IsDigit) {
-			return utf8.RuneCountInString(w) - 1<<20
+		n := 0
+		for _, r := range w {
+			if isCJK(r) {
+				n += 3
+			} else {
+				n++
+			}
 		}
-		return utf8.RuneCountInString(w)
+		if strings.ContainsFunc(w, unicode.IsDigit) {
+			n -= 1 << 20
+		}
+		return n
 	}
 	order := make([]int, len(terms))
 	for i := range order {
@@ -60,6 +83,85 @@ func QueryTerms(text string) []string {
 		out[i] = terms[j]
 	}
 	return out
+}
+
+// CJKGrams returns what back ends index besides the words for text in
+// Chinese, Japanese or Korean: every character and every pair of adjacent
+// characters of each run of Han, Hiragana, Katakana or Hangul, and the
+// other words written against such a run ("iphone" in "用iPhone手机"),
+// lower-cased and separated by spaces; "" when the text has none. A full-text index
+// splits such a run into one token per clause, so that "芒果" would not
+// find "用户最喜欢的水果是芒果。"; the pairs let [Terms] find it (as
+// Lucene's CJK bigrams do). SQLite's trigram tokenizer and pg_trgm would
+// not: most Chinese words are two characters, shorter than a trigram.
+func CJKGrams(text string) string {
+	var b strings.Builder
+	write := func(s string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s)
+	}
+	for _, tok := range tokens(strings.ToLower(text)) {
+		runs := scriptRuns(tok)
+		if r, _ := utf8.DecodeRuneInString(tok); len(runs) == 1 && !isCJK(r) {
+			continue // a word the index has already
+		}
+		for _, w := range runs {
+			r := []rune(w)
+			if !isCJK(r[0]) {
+				write(w)
+				continue
+			}
+			for i := range r {
+				for n := 1; n <= 2 && i+n <= len(r); n++ {
+					write(string(r[i : i+n]))
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// words splits text into runs of letters, digits and underscores, and
+// splits those again where Chinese, Japanese or Korean characters meet
+// others ("iphone手机" is "iphone" and "手机").
+func words(text string) []string {
+	var out []string
+	for _, tok := range tokens(text) {
+		out = append(out, scriptRuns(tok)...)
+	}
+	return out
+}
+
+// tokens splits text into runs of letters, digits and underscores.
+func tokens(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+	})
+}
+
+// scriptRuns splits a token where Chinese, Japanese or Korean characters
+// meet others.
+func scriptRuns(tok string) []string {
+	var out []string
+	start, cjk := 0, false
+	for i, r := range tok {
+		if i == 0 {
+			cjk = isCJK(r)
+		} else if isCJK(r) != cjk {
+			out = append(out, tok[start:i])
+			start, cjk = i, !cjk
+		}
+	}
+	return append(out, tok[start:])
+}
+
+// isCJK reports whether r is a character of a script written without
+// spaces between words (Han, Hiragana, Katakana) or, for Hangul, with
+// particles attached to them ("망고입니다": "망고" and "입니다").
+func isCJK(r rune) bool {
+	return r == 'ー' || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 var stopWords = map[string]bool{}

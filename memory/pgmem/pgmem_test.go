@@ -8,6 +8,8 @@ import (
 	"github.com/agentrt/agentrt/memory"
 	"github.com/agentrt/agentrt/memory/memorytest"
 	"github.com/agentrt/agentrt/pgstore/pgtest"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,6 +59,50 @@ func TestSchemaRequired(t *testing.T) {
 	s, err = Open(t.Context(), url, nil)
 	require.NoError(t, err)
 	s.Close()
+}
+
+// A database of version 1 (before the grams column) is brought to version
+// 2 by Open with Migrate: its Chinese items become searchable, the others
+// are found as before, and Open without Migrate refuses version 1.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.NewDatabase(t)
+	pool, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	defer pool.Close()
+	require.NoError(t, migrate(ctx, pool, 1))
+	for i, text := range []string{"用户最喜欢的水果是芒果。", "The user lives in Porto.", "사용자가 가장 좋아하는 과일은 망고입니다."} {
+		_, err = pool.Exec(ctx, `INSERT INTO agentrt_memory (scope, id, kind, text, created) VALUES ('u', $1, 'fact', $2, now())`, fmt.Sprint("f", i), text)
+		require.NoError(t, err)
+	}
+	_, err = Open(ctx, url, nil)
+	require.ErrorIs(t, err, ErrSchema)
+
+	s, err := Open(ctx, url, &Options{Migrate: true})
+	require.NoError(t, err)
+	defer s.Close()
+	find := func(q string) []string {
+		t.Helper()
+		hits, err := memory.Recall(ctx, s, "u", q, 3)
+		require.NoError(t, err)
+		var ids []string
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	assert.Equal(t, []string{"f0"}, find("芒果"))
+	assert.Equal(t, []string{"f1"}, find("where does the user live"))
+	assert.Equal(t, []string{"f2"}, find("망고"))
+	_, err = s.Put(ctx, "u", memory.Item{ID: "f0", Text: "用户最喜欢的水果是荔枝。"})
+	require.NoError(t, err)
+	assert.Empty(t, find("芒果"))
+	assert.Equal(t, []string{"f0"}, find("荔枝"))
+	rows, err := pool.Query(ctx, `SELECT version FROM agentrt_memory_schema ORDER BY version`)
+	require.NoError(t, err)
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2}, versions)
 }
 
 func TestEmbeddings(t *testing.T) {
