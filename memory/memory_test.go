@@ -284,3 +284,16 @@ func TestHookRefusesAStoreThatCannotKeepRecords(t *testing.T) {
 	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: &agentrt.MemoryStore{}}) })
 	assert.NotPanics(t, func() { memory.Hook(s, "u", nil) })
 }
+
+// BenchmarkQueryTerms: choosing the terms of a message is linear in its
+// size (the search that follows is not: it gets at most MaxQueryTerms).
+func BenchmarkQueryTerms(b *testing.B) {
+	for _, size := range []int{1 << 10, 10 << 10, 200 << 10} {
+		msg := memorytest.LongMessage(size, "What is the name of the user's dog?")
+		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
+			for b.Loop() {
+				memory.QueryTerms(msg)
+			}
+		})
+	}
+}

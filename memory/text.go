@@ -72,10 +72,11 @@ func QueryTerms(text string) []string {
 		return n
 	}
 	order := make([]int, len(terms))
-	for i := range order {
-		order[i] = i
+	weights := make([]int, len(terms))
+	for i, w := range terms {
+		order[i], weights[i] = i, weight(w)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return weight(terms[b]) - weight(terms[a]) })
+	slices.SortStableFunc(order, func(a, b int) int { return weights[b] - weights[a] })
 	order = order[:MaxQueryTerms]
 	slices.Sort(order)
 	out := make([]string, len(order))
@@ -161,6 +162,9 @@ func scriptRuns(tok string) []string {
 // spaces between words (Han, Hiragana, Katakana) or, for Hangul, with
 // particles attached to them ("망고입니다": "망고" and "입니다").
 func isCJK(r rune) bool {
+	if r < 0x1100 { // where Hangul starts
+		return false
+	}
 	return r == 'ー' || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
