@@ -152,3 +152,41 @@ func BenchmarkQuery(b *testing.B) {
 		})
 	}
 }
+
+// recall@3 of the fact questions among 1,000 facts (the benchmark goes to
+// 10,000 and 100,000): what full-text search finds, and what it cannot
+// (paraphrases, logged).
+func TestFactRecall(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, nil)
+	memorytest.LoadFacts(t, s, "u", 1000)
+	r := memorytest.FactRecall(t, s, "u", 3)
+	t.Logf("recall@3 among 1,000 facts: %v", r)
+	assert.GreaterOrEqual(t, r[memorytest.Shared], 0.9)
+	assert.GreaterOrEqual(t, r[memorytest.Chinese], 0.8)
+	assert.GreaterOrEqual(t, r[memorytest.JapaneseKorean], 0.8)
+}
+
+// BenchmarkRetrieval reports recall@3 and the time per question among
+// 10,000 and 100,000 facts, with and without embeddings
+// (memorytest.HashEmbedder: a hashed bag of words, no synonyms; it
+// measures the cost of the vector route, not the quality of a real
+// embedding model). 100,000 is skipped with -short.
+func BenchmarkRetrieval(b *testing.B) {
+	for _, emb := range []bool{false, true} {
+		for _, n := range []int{10000, 100000} {
+			name := fmt.Sprintf("facts=%d", n)
+			var opts *Options
+			if emb {
+				name = "embeddings/dim=256/" + name
+				opts = &Options{Embedder: &memorytest.HashEmbedder{Dim: 256}}
+			}
+			b.Run(name, func(b *testing.B) {
+				if n > 10000 && testing.Short() {
+					b.Skip("100,000 facts: not with -short")
+				}
+				memorytest.BenchmarkRetrieval(b, newStore(b, opts), n)
+			})
+		}
+	}
+}
