@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -176,9 +177,15 @@ func TestTerms(t *testing.T) {
 func TestCJKGrams(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "", memory.CJKGrams("Only English words, 42 of them."))
-	assert.Equal(t, "水 水果 果 果是 是 是芒 芒 芒果 果", memory.CJKGrams("水果是芒果。"))
+	assert.Equal(t, "水 水果 果 果是 是 是芒 芒 芒果", memory.CJKGrams("水果是芒果。"), "each once")
 	assert.Equal(t, "用 iphone 手 手机 机", memory.CJKGrams("He said 用iPhone手机 today"), "a word against Chinese is indexed on its own")
 	assert.Equal(t, "망 망고 고 고입 입 입니 니 니다 다", memory.CJKGrams("망고입니다"))
+	var long strings.Builder
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 300_000 {
+		long.WriteRune(rune(0x4e00 + r.IntN(20000)))
+	}
+	assert.LessOrEqual(t, len(memory.CJKGrams(long.String())), memory.MaxGrams)
 	for _, q := range []string{"芒果", "水果", "是"} {
 		for _, term := range memory.Terms(q) {
 			assert.Contains(t, strings.Fields(memory.CJKGrams("用户最喜欢的水果是芒果。")), term)

@@ -90,14 +90,20 @@ func QueryTerms(text string) []string {
 // Chinese, Japanese or Korean: every character and every pair of adjacent
 // characters of each run of Han, Hiragana, Katakana or Hangul, and the
 // other words written against such a run ("iphone" in "用iPhone手机"),
-// lower-cased and separated by spaces; "" when the text has none. A full-text index
+// lower-cased, each once, separated by spaces, at most [MaxGrams] bytes;
+// "" when the text has none. A full-text index
 // splits such a run into one token per clause, so that "芒果" would not
 // find "用户最喜欢的水果是芒果。"; the pairs let [Terms] find it (as
 // Lucene's CJK bigrams do). SQLite's trigram tokenizer and pg_trgm would
 // not: most Chinese words are two characters, shorter than a trigram.
 func CJKGrams(text string) string {
 	var b strings.Builder
+	seen := map[string]bool{}
 	write := func(s string) {
+		if seen[s] || b.Len()+1+len(s) > MaxGrams {
+			return
+		}
+		seen[s] = true
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
@@ -123,6 +129,13 @@ func CJKGrams(text string) string {
 	}
 	return b.String()
 }
+
+// MaxGrams bounds what [CJKGrams] returns, in bytes: some 16,000
+// distinct characters and pairs, which keeps the index of an item within
+// PostgreSQL's limit of 1 MB per tsvector. The rest of a longer text is
+// found by its words (those separated by spaces or punctuation) only.
+// [SplitMarkdown] cuts documents far below it.
+const MaxGrams = 100_000
 
 // words splits text into runs of letters, digits and underscores, and
 // splits those again where Chinese, Japanese or Korean characters meet

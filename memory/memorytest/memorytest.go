@@ -1,7 +1,10 @@
 // Package memorytest checks [memory.Store] implementations: a contract
-// suite ([TestStore], scopes never leaking included) and a retrieval
-// quality test ([Quality]) on a labelled set of questions over a snapshot
-// of this repository's documentation ([Corpus]).
+// suite ([TestStore], scopes never leaking and Chinese, Japanese and Korean
+// text included), a long pasted message through the hook and the tools
+// ([TestLongMessage]), a retrieval quality test ([Recall]) on a labelled
+// set of questions over a snapshot of this repository's documentation
+// ([Corpus]), and a retrieval benchmark of remembered facts ([Facts],
+// [FactQuestions], [BenchmarkRetrieval]).
 package memorytest
 
 import (
@@ -9,6 +12,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -330,6 +334,18 @@ func testCJK(t *testing.T, s memory.Store) {
 				t.Errorf("Query(%q) leaked another scope's item", c.query)
 			}
 		}
+	}
+	// A long text (300,000 random characters without punctuation: 900 KB)
+	// is kept, and found by the words at its start.
+	var long strings.Builder
+	long.WriteString("长篇小说的开头。")
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 300_000 {
+		long.WriteRune(rune(0x4e00 + r.IntN(20000)))
+	}
+	put(t, s, "cjk", memory.Item{ID: "zh-long", Text: long.String()})
+	if hits := query(t, s, "cjk", memory.Query{Text: "长篇小说", Limit: 1}); len(hits) != 1 || hits[0].ID != "zh-long" {
+		t.Errorf("the long Chinese text: got %q", ids(hits))
 	}
 	put(t, s, "cjk", memory.Item{ID: "zh-fruit", Text: "用户最喜欢的水果是荔枝。"})
 	if got := ids(query(t, s, "cjk", memory.Query{Text: "芒果"})); slices.Contains(got, "zh-fruit") {
