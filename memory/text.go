@@ -18,27 +18,33 @@ import (
 func Terms(text string) []string {
 	var terms []string
 	seen := map[string]bool{}
-	add := func(w string) {
+	eachTerm(text, func(w string) {
 		if !seen[w] {
 			seen[w] = true
 			terms = append(terms, w)
 		}
-	}
+	})
+	return terms
+}
+
+// eachTerm calls yield with each term of text, repeats included.
+func eachTerm(text string, yield func(term string)) {
 	for _, w := range words(strings.ToLower(text)) {
-		r := []rune(w)
+		r, _ := utf8.DecodeRuneInString(w)
 		switch {
-		case isCJK(r[0]) && len(r) == 1:
-			add(w)
-		case isCJK(r[0]):
-			for i := 0; i+1 < len(r); i++ {
-				add(string(r[i : i+2]))
+		case isCJK(r):
+			cjk := []rune(w)
+			if len(cjk) == 1 {
+				yield(w)
 			}
-		case stopWords[w] || (len(w) < 2 && !unicode.IsDigit(r[0])):
+			for i := 0; i+1 < len(cjk); i++ {
+				yield(string(cjk[i : i+2]))
+			}
+		case stopWords[w] || (len(w) < 2 && !unicode.IsDigit(r)):
 		default:
-			add(w)
+			yield(w)
 		}
 	}
-	return terms
 }
 
 // MaxQueryTerms is the most terms a back end of this module searches for
@@ -49,39 +55,58 @@ const MaxQueryTerms = 32
 // QueryTerms returns the terms a back end searches for: the [Terms] of the
 // text, or, when there are more than [MaxQueryTerms], the longest words
 // (long words are the rarer ones; a Chinese, Japanese or Korean character
-// counts as three letters), then the longest terms with a digit
-// (numbers, ids and hashes in a pasted log say little), ties going to the
-// earlier term. They are returned in the order of the text.
+// counts as three letters), then the longest of the other terms: those
+// written only next to a digit, in a string such as
+// "trace=4f2a-dcaf-9b1e" or "2026-12-03T11:54:37Z" (the ids, hashes and
+// numbers of a pasted log say little). Ties go to the earlier term. They
+// are returned in the order of the text.
 func QueryTerms(text string) []string {
-	terms := Terms(text)
-	if len(terms) <= MaxQueryTerms {
-		return terms
+	type term struct {
+		text   string
+		weight int
 	}
-	weight := func(w string) int {
-		n := 0
-		for _, r := range w {
-			if isCJK(r) {
-				n += 3
-			} else {
-				n++
+	var terms []term
+	index := map[string]int{}
+	for _, field := range strings.Fields(text) {
+		numeric := strings.ContainsFunc(field, unicode.IsDigit)
+		eachTerm(field, func(w string) {
+			i, ok := index[w]
+			if !ok {
+				i = len(terms)
+				index[w] = i
+				terms = append(terms, term{text: w, weight: -1 << 20})
+			}
+			if !numeric && terms[i].weight < 0 {
+				terms[i].weight = 0
+			}
+		})
+	}
+	if len(terms) > MaxQueryTerms {
+		for i := range terms {
+			for _, r := range terms[i].text {
+				if isCJK(r) {
+					terms[i].weight += 3
+				} else {
+					terms[i].weight++
+				}
 			}
 		}
-		if strings.ContainsFunc(w, unicode.IsDigit) {
-			n -= 1 << 20
+		order := make([]int, len(terms))
+		for i := range order {
+			order[i] = i
 		}
-		return n
+		slices.SortStableFunc(order, func(a, b int) int { return terms[b].weight - terms[a].weight })
+		order = order[:MaxQueryTerms]
+		slices.Sort(order)
+		kept := make([]term, len(order))
+		for i, j := range order {
+			kept[i] = terms[j]
+		}
+		terms = kept
 	}
-	order := make([]int, len(terms))
-	weights := make([]int, len(terms))
-	for i, w := range terms {
-		order[i], weights[i] = i, weight(w)
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return weights[b] - weights[a] })
-	order = order[:MaxQueryTerms]
-	slices.Sort(order)
-	out := make([]string, len(order))
-	for i, j := range order {
-		out[i] = terms[j]
+	out := make([]string, len(terms))
+	for i, t := range terms {
+		out[i] = t.text
 	}
 	return out
 }
