@@ -14,6 +14,7 @@ import (
 // session sees what the model was shown. Its data:
 //
 //	{"turn": 2, "scope": "user-42", "query": "the last user message",
+//	 "terms": ["last", "user", "message"],
 //	 "hits": [{"id": "...", "kind": "fact", "source": "...", "heading": "...",
 //	           "score": 0.83, "text": "..."}]}
 //
@@ -22,9 +23,12 @@ const RecordKind agentrt.RecordKind = "memory.recall"
 
 // RecallRecord is the data of a [RecordKind] record.
 type RecallRecord struct {
-	Turn  int         `json:"turn"`
-	Scope string      `json:"scope"`
-	Query string      `json:"query"`
+	Turn  int    `json:"turn"`
+	Scope string `json:"scope"`
+	Query string `json:"query"`
+	// Terms are the words searched for ([QueryTerms] of Query: at most
+	// [MaxQueryTerms] of them, however long the message).
+	Terms []string    `json:"terms,omitempty"`
 	Hits  []RecallHit `json:"hits"`
 }
 
@@ -55,7 +59,8 @@ type HookOptions struct {
 }
 
 // Hook returns hooks that, before every planner call, query the scope with
-// the last user message and add the best items to the request's system
+// the last user message (searching for at most [MaxQueryTerms] of its
+// words, so that a long paste costs what a question does) and add the best items to the request's system
 // prompt (under "Relevant memory"), then record them in the session as a
 // [RecordKind] record. It adds nothing when nothing matches. A failing
 // query or record ends the run with the error, as a failing BeforePlan
@@ -99,7 +104,7 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 			if ra == nil {
 				return ctx, nil
 			}
-			rec := RecallRecord{Turn: req.Turn, Scope: scope, Query: query, Hits: make([]RecallHit, len(hits))}
+			rec := RecallRecord{Turn: req.Turn, Scope: scope, Query: query, Terms: QueryTerms(query), Hits: make([]RecallHit, len(hits))}
 			for i, h := range hits {
 				rec.Hits[i] = RecallHit{ID: h.ID, Kind: h.Kind, Source: h.Source, Heading: h.Heading, Score: h.Score, Text: h.Text}
 			}

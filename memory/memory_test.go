@@ -3,12 +3,16 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/memory"
+	"github.com/agentrt/agentrt/memory/memorytest"
 	"github.com/agentrt/agentrt/memory/sqlitemem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -164,6 +168,68 @@ func TestTerms(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, []string{"jsonl", "store", "fsync", "o_append", "2"}, memory.Terms(`When does the JSONL store fsync? (O_APPEND, "store", 2 a)`))
 	assert.Empty(t, memory.Terms(`"" AND OR * ^ -`))
+	assert.Equal(t, []string{"芒果"}, memory.Terms("芒果"))
+	assert.Equal(t, []string{"猫"}, memory.Terms("猫?"))
+	assert.Equal(t, []string{"用户", "户喜", "喜欢", "欢什", "什么", "么水", "水果"}, memory.Terms("用户喜欢什么水果？"))
+	assert.Equal(t, []string{"iphone", "手机", "マン", "ンゴ", "ゴー", "망고", "고입", "입니", "니다"},
+		memory.Terms("iPhone手机 マンゴー 망고입니다"))
+}
+
+func TestCJKGrams(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "", memory.CJKGrams("Only English words, 42 of them."))
+	assert.Equal(t, "水 水果 果 果是 是 是芒 芒 芒果", memory.CJKGrams("水果是芒果。"), "each once")
+	assert.Equal(t, "用 iphone 手 手机 机", memory.CJKGrams("He said 用iPhone手机 today"), "a word against Chinese is indexed on its own")
+	assert.Equal(t, "망 망고 고 고입 입 입니 니 니다 다", memory.CJKGrams("망고입니다"))
+	var long strings.Builder
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 300_000 {
+		long.WriteRune(rune(0x4e00 + r.IntN(20000)))
+	}
+	assert.LessOrEqual(t, len(memory.CJKGrams(long.String())), memory.MaxGrams)
+	for _, q := range []string{"芒果", "水果", "是"} {
+		for _, term := range memory.Terms(q) {
+			assert.Contains(t, strings.Fields(memory.CJKGrams("用户最喜欢的水果是芒果。")), term)
+		}
+	}
+}
+
+// QueryTerms keeps a question's terms as they are and bounds a paste of
+// any size to MaxQueryTerms: the longest words first, then the longest
+// terms written next to digits (ids, numbers); the question after a pasted
+// log keeps all its words.
+func TestQueryTermsBounded(t *testing.T) {
+	t.Parallel()
+	q := "Which port does the staging database use, and why 5433?"
+	assert.Equal(t, memory.Terms(q), memory.QueryTerms(q))
+
+	paste := memorytest.LongMessage(200<<10, "Why does the reconciliation controller crash?")
+	require.GreaterOrEqual(t, len(paste), 200<<10)
+	require.Greater(t, len(memory.Terms(paste)), 20000, "the paste has tens of thousands of distinct terms")
+	terms := memory.QueryTerms(paste)
+	assert.Len(t, terms, memory.MaxQueryTerms)
+	words := []string{"info", "warn", "debug", "error", "job", "processed", "retrying", "flushed", "queued", "cancelled",
+		"reconciliation", "controller", "crash"}
+	assert.Subset(t, terms, words, "words come before ids and numbers")
+	for _, w := range terms {
+		if !slices.Contains(words, w) {
+			assert.Len(t, w, 12, "the longest parts of the UUIDs: %q", w)
+		}
+	}
+	for _, q := range memorytest.FactQuestions {
+		assert.Subset(t, memory.QueryTerms(memorytest.LongMessage(20<<10, q.Text)), memory.Terms(q.Text), q.Text)
+	}
+
+	var many []string
+	for i := range 40 {
+		many = append(many, strings.Repeat("x", i%7+2)+string(rune('a'+i%26))+fmt.Sprint(i/26))
+	}
+	many = append(many, "longestword", "tiny")
+	got := memory.QueryTerms(strings.Join(many, " "))
+	require.Len(t, got, memory.MaxQueryTerms)
+	assert.Equal(t, []string{"longestword", "tiny"}, got[len(got)-2:], "words first, kept in the order of the text")
+	assert.NotContains(t, got, "xxa0", "the shortest terms with a digit are dropped")
+	assert.Contains(t, got, "xxxxxxxxg0")
 }
 
 func TestFuseAndCosine(t *testing.T) {
@@ -233,4 +299,17 @@ func TestHookRefusesAStoreThatCannotKeepRecords(t *testing.T) {
 		})
 	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: &agentrt.MemoryStore{}}) })
 	assert.NotPanics(t, func() { memory.Hook(s, "u", nil) })
+}
+
+// BenchmarkQueryTerms: choosing the terms of a message is linear in its
+// size (the search that follows is not: it gets at most MaxQueryTerms).
+func BenchmarkQueryTerms(b *testing.B) {
+	for _, size := range []int{1 << 10, 10 << 10, 200 << 10} {
+		msg := memorytest.LongMessage(size, "What is the name of the user's dog?")
+		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
+			for b.Loop() {
+				memory.QueryTerms(msg)
+			}
+		})
+	}
 }

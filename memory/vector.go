@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Embedder turns texts into vectors (embeddings), as the embedding APIs of
@@ -208,8 +209,21 @@ func HybridQuery(ctx context.Context, scope string, q Query, e Embedder, lexical
 	return Fuse(limit, lex, vec), nil
 }
 
-// EmbedQuery embeds a query's text with e.
+// MaxEmbedQuery is the most bytes of a query's text that [EmbedQuery]
+// embeds: the start of a long paste, within the input limit of the
+// embedding APIs (8,192 tokens for OpenAI's), rather than an error.
+const MaxEmbedQuery = 8000
+
+// EmbedQuery embeds a query's text with e: its first [MaxEmbedQuery]
+// bytes (cut at a character boundary).
 func EmbedQuery(ctx context.Context, e Embedder, text string) ([]float32, error) {
+	if len(text) > MaxEmbedQuery {
+		cut := MaxEmbedQuery
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
 	vs, err := e.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed the query: %w", err)

@@ -1,7 +1,10 @@
 // Package memorytest checks [memory.Store] implementations: a contract
-// suite ([TestStore], scopes never leaking included) and a retrieval
-// quality test ([Quality]) on a labelled set of questions over a snapshot
-// of this repository's documentation ([Corpus]).
+// suite ([TestStore], scopes never leaking and Chinese, Japanese and Korean
+// text included), a long pasted message through the hook and the tools
+// ([TestLongMessage]), a retrieval quality test ([Recall]) on a labelled
+// set of questions over a snapshot of this repository's documentation
+// ([Corpus]), and a retrieval benchmark of remembered facts ([Facts],
+// [FactQuestions], [BenchmarkRetrieval]).
 package memorytest
 
 import (
@@ -9,6 +12,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -34,8 +38,9 @@ func Corpus() fs.FS {
 // TestStore checks that a store keeps the contract of [memory.Store].
 // newStore must return a new, empty store each time. It checks: put and
 // query of facts and documents, kinds, replacing by ID, delete, limits, a
-// query that matches nothing, invalid scopes, concurrent puts, and that a
-// scope never sees another's items (through every method).
+// query that matches nothing, invalid scopes, concurrent puts, Chinese,
+// Japanese and Korean text, and that a scope never sees another's items
+// (through every method).
 func TestStore(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	t.Helper()
 	tests := []struct {
@@ -50,6 +55,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"InvalidScope", testInvalidScope},
 		{"ScopesDoNotLeak", testScopes},
 		{"Concurrent", testConcurrent},
+		{"CJK", testCJK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,5 +289,69 @@ func testConcurrent(t *testing.T, s memory.Store) {
 		if n := len(query(t, s, fmt.Sprintf("w%d", g), memory.Query{Text: "log", Limit: 50})); n != each {
 			t.Errorf("writer %d: %d items, want %d", g, n, each)
 		}
+	}
+}
+
+// CJKFacts are facts in Chinese, Japanese and Korean (and one mixed with
+// English), whose words are not separated by spaces (or, in Korean, carry
+// particles).
+var CJKFacts = []memory.Item{
+	{ID: "zh-fruit", Text: "用户最喜欢的水果是芒果。"},
+	{ID: "zh-cat", Text: "我的猫叫小白，今年三岁。"},
+	{ID: "zh-phone", Text: "他用iPhone手机给客户打电话。"},
+	{ID: "ja-city", Text: "ユーザーは東京に住んでいます。"},
+	{ID: "ja-fruit", Text: "好きな果物はマンゴーです。"},
+	{ID: "ko-fruit", Text: "사용자가 가장 좋아하는 과일은 망고입니다."},
+	{ID: "en", Text: "The user drinks green tea every morning."},
+}
+
+// testCJK: a word of Chinese, Japanese or Korean finds the text it is in,
+// a single character too, and a whole sentence its own fact first.
+func testCJK(t *testing.T, s memory.Store) {
+	put(t, s, "cjk", CJKFacts...)
+	put(t, s, "other", memory.Item{ID: "other-fruit", Text: "另一个用户也喜欢芒果。"})
+	for _, c := range []struct{ query, want string }{
+		{"芒果", "zh-fruit"},
+		{"用户最喜欢什么水果？", "zh-fruit"},
+		{"用户最喜欢的水果是芒果。", "zh-fruit"},
+		{"猫", "zh-cat"},
+		{"小白几岁了", "zh-cat"},
+		{"手机", "zh-phone"},
+		{"iphone", "zh-phone"},
+		{"东京 東京", "ja-city"},
+		{"マンゴー", "ja-fruit"},
+		{"果物", "ja-fruit"},
+		{"망고", "ko-fruit"},
+		{"좋아하는 과일", "ko-fruit"},
+		{"green tea", "en"},
+	} {
+		hits := query(t, s, "cjk", memory.Query{Text: c.query, Limit: 3})
+		if len(hits) == 0 || hits[0].ID != c.want {
+			t.Errorf("Query(%q): got %q, want %q first", c.query, ids(hits), c.want)
+		}
+		for _, h := range hits {
+			if h.ID == "other-fruit" {
+				t.Errorf("Query(%q) leaked another scope's item", c.query)
+			}
+		}
+	}
+	// A long text (300,000 random characters without punctuation: 900 KB)
+	// is kept, and found by the words at its start.
+	var long strings.Builder
+	long.WriteString("长篇小说的开头。")
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 300_000 {
+		long.WriteRune(rune(0x4e00 + r.IntN(20000)))
+	}
+	put(t, s, "cjk", memory.Item{ID: "zh-long", Text: long.String()})
+	if hits := query(t, s, "cjk", memory.Query{Text: "长篇小说", Limit: 1}); len(hits) != 1 || hits[0].ID != "zh-long" {
+		t.Errorf("the long Chinese text: got %q", ids(hits))
+	}
+	put(t, s, "cjk", memory.Item{ID: "zh-fruit", Text: "用户最喜欢的水果是荔枝。"})
+	if got := ids(query(t, s, "cjk", memory.Query{Text: "芒果"})); slices.Contains(got, "zh-fruit") {
+		t.Errorf("a replaced Chinese text is still found: %q", got)
+	}
+	if got := ids(query(t, s, "cjk", memory.Query{Text: "荔枝"})); !slices.Equal(got, []string{"zh-fruit"}) {
+		t.Errorf("the replacement: got %q", got)
 	}
 }

@@ -4,7 +4,7 @@
 // when several replicas share one memory; the embedded default is
 // sqlitemem.
 //
-// The schema (version 1, in the table agentrt_memory_schema) is created on
+// The schema (version 2, in the table agentrt_memory_schema) is created on
 // request (Options.Migrate) and documented in README.md:
 //
 //	CREATE TABLE agentrt_memory (
@@ -16,12 +16,20 @@
 //		text      text NOT NULL,
 //		created   timestamptz NOT NULL,
 //		embedding bytea,                   -- little-endian float32s, or NULL
+//		grams     text NOT NULL DEFAULT '', -- memory.CJKGrams(heading || E'\n' || text)
 //		tsv       tsvector GENERATED ALWAYS AS (
 //			setweight(to_tsvector('english', heading), 'A') ||
-//			setweight(to_tsvector('english', text), 'B')) STORED,
+//			setweight(to_tsvector('english', text), 'B') ||
+//			setweight(to_tsvector('english', grams), 'B')) STORED,
 //		PRIMARY KEY (scope, id)
 //	);
 //	CREATE INDEX agentrt_memory_tsv ON agentrt_memory USING GIN (tsv);
+//
+// The grams column makes Chinese, Japanese and Korean searchable (see
+// [memory.CJKGrams]; pg_trgm would not find words of two characters).
+// Migrating a database of version 1 (before grams) to 2 fills grams for the
+// items with such text and rewrites the table (the tsv column changes), in
+// one transaction that locks the table: run it when the memory can pause.
 package pgmem
 
 import (
@@ -37,14 +45,15 @@ import (
 )
 
 // SchemaVersion is the version of the schema this package reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchema is returned (wrapped) by [Open] and [New] when the schema is
 // missing or at another version and Options.Migrate is not set.
 var ErrSchema = errors.New("pgmem: schema missing or at another version")
 
-var migrations = []string{
-	`CREATE TABLE agentrt_memory (
+// migrations[i] brings the schema from version i to i+1.
+var migrations = []func(ctx context.Context, tx pgx.Tx) error{
+	execSQL(`CREATE TABLE agentrt_memory (
 	scope     text NOT NULL,
 	id        text NOT NULL,
 	kind      text NOT NULL,
@@ -59,7 +68,54 @@ var migrations = []string{
 	PRIMARY KEY (scope, id)
 );
 CREATE INDEX agentrt_memory_tsv ON agentrt_memory USING GIN (tsv);
-CREATE INDEX agentrt_memory_scope_kind ON agentrt_memory (scope, kind);`,
+CREATE INDEX agentrt_memory_scope_kind ON agentrt_memory (scope, kind);`),
+	migrate1to2,
+}
+
+func execSQL(sql string) func(ctx context.Context, tx pgx.Tx) error {
+	return func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sql)
+		return err
+	}
+}
+
+// grams returns what the grams column holds for it.
+func grams(it memory.Item) string { return memory.CJKGrams(it.Heading + "\n" + it.Text) }
+
+// migrate1to2 adds the grams column, fills it for the items with
+// characters at or above U+1100 (where Hangul starts: those that may have
+// grams), and makes tsv index it.
+func migrate1to2(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `ALTER TABLE agentrt_memory DROP COLUMN tsv,
+		ADD COLUMN grams text NOT NULL DEFAULT ''`); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT scope, id, heading, text FROM agentrt_memory
+		WHERE heading || text ~ '[^\u0001-\u10ff]'`)
+	if err != nil {
+		return err
+	}
+	var batch pgx.Batch
+	var scope, id string
+	var it memory.Item
+	_, err = pgx.ForEachRow(rows, []any{&scope, &id, &it.Heading, &it.Text}, func() error {
+		if g := grams(it); g != "" {
+			batch.Queue(`UPDATE agentrt_memory SET grams = $3 WHERE scope = $1 AND id = $2`, scope, id, g)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `ALTER TABLE agentrt_memory ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+	setweight(to_tsvector('english', heading), 'A') ||
+	setweight(to_tsvector('english', text), 'B') ||
+	setweight(to_tsvector('english', grams), 'B')) STORED;
+CREATE INDEX agentrt_memory_tsv ON agentrt_memory USING GIN (tsv);`)
+	return err
 }
 
 // Options configures a [Store]. A nil *Options means the zero value.
@@ -101,7 +157,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		s.opts = *opts
 	}
 	if s.opts.Migrate {
-		if err := migrate(ctx, pool); err != nil {
+		if err := migrate(ctx, pool, len(migrations)); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +176,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	return s, nil
 }
 
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+// migrate brings the schema to version to.
+func migrate(ctx context.Context, pool *pgxpool.Pool, to int) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('agentrt_memory_schema', 0))`); err != nil {
 			return fmt.Errorf("pgmem: migrate: %w", err)
@@ -138,8 +195,8 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		if v > len(migrations) {
 			return fmt.Errorf("%w: the database is at version %d, this package knows up to %d", ErrSchema, v, len(migrations))
 		}
-		for i := v; i < len(migrations); i++ {
-			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+		for i := v; i < to; i++ {
+			if err := migrations[i](ctx, tx); err != nil {
 				return fmt.Errorf("pgmem: migrate to version %d: %w", i+1, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO agentrt_memory_schema (version) VALUES ($1)`, i+1); err != nil {
@@ -184,11 +241,12 @@ func (s *Store) Put(ctx context.Context, scope string, items ...memory.Item) ([]
 	}
 	var batch pgx.Batch
 	for i, it := range items {
-		batch.Queue(`INSERT INTO agentrt_memory (scope, id, kind, source, heading, text, created, embedding)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		batch.Queue(`INSERT INTO agentrt_memory (scope, id, kind, source, heading, text, created, embedding, grams)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (scope, id) DO UPDATE SET kind = EXCLUDED.kind, source = EXCLUDED.source,
-				heading = EXCLUDED.heading, text = EXCLUDED.text, created = EXCLUDED.created, embedding = EXCLUDED.embedding`,
-			scope, it.ID, string(it.Kind), it.Source, it.Heading, it.Text, it.Created, vecs[i])
+				heading = EXCLUDED.heading, text = EXCLUDED.text, created = EXCLUDED.created, embedding = EXCLUDED.embedding,
+				grams = EXCLUDED.grams`,
+			scope, it.ID, string(it.Kind), it.Source, it.Heading, it.Text, it.Created, vecs[i], grams(it))
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return tx.SendBatch(ctx, &batch).Close()
@@ -237,7 +295,7 @@ func scanHits(rows pgx.Rows) ([]memory.Hit, error) {
 }
 
 func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
-	terms := memory.Terms(q.Text)
+	terms := memory.QueryTerms(q.Text)
 	if len(terms) == 0 {
 		return nil, nil
 	}

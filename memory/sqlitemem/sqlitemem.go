@@ -6,7 +6,7 @@
 //
 // # Schema
 //
-// The schema version is SQLite's user_version (1 for this schema):
+// The schema version is SQLite's user_version (2 for this schema):
 //
 //	CREATE TABLE memory_items (
 //		rowid     INTEGER PRIMARY KEY,
@@ -18,12 +18,18 @@
 //		text      TEXT NOT NULL,
 //		created   INTEGER NOT NULL,        -- Unix nanoseconds
 //		embedding BLOB,                    -- little-endian float32s, or NULL
+//		grams     TEXT NOT NULL DEFAULT '', -- memory.CJKGrams(heading + "\n" + text)
 //		UNIQUE (scope, id)
 //	);
-//	CREATE VIRTUAL TABLE memory_fts USING fts5(heading, text,
+//	CREATE VIRTUAL TABLE memory_fts USING fts5(heading, text, grams,
 //		content='memory_items', content_rowid='rowid', tokenize='porter unicode61');
 //
-// with triggers keeping memory_fts in step with memory_items.
+// with triggers keeping memory_fts in step with memory_items. The grams
+// column makes Chinese, Japanese and Korean searchable (see
+// [memory.CJKGrams]; FTS5's trigram tokenizer would not find words of two
+// characters). Open brings a database of version 1 (before grams) to
+// version 2 in one transaction: it fills grams for every item and rebuilds
+// the full-text index, which reads every item once.
 package sqlitemem
 
 import (
@@ -38,8 +44,9 @@ import (
 )
 
 // schemaVersion is the user_version of the schema this package writes.
-const schemaVersion = 1
+const schemaVersion = 2
 
+// schema is version 2, created in an empty database.
 const schema = `
 CREATE TABLE memory_items (
 	rowid     INTEGER PRIMARY KEY,
@@ -51,23 +58,32 @@ CREATE TABLE memory_items (
 	text      TEXT NOT NULL,
 	created   INTEGER NOT NULL,
 	embedding BLOB,
+	grams     TEXT NOT NULL DEFAULT '',
 	UNIQUE (scope, id)
 );
 CREATE INDEX memory_items_scope_kind ON memory_items (scope, kind);
-CREATE VIRTUAL TABLE memory_fts USING fts5(heading, text,
+` + ftsSchema + `
+PRAGMA user_version = 2;
+`
+
+// ftsSchema is the full-text index of version 2 and its triggers.
+const ftsSchema = `
+CREATE VIRTUAL TABLE memory_fts USING fts5(heading, text, grams,
 	content='memory_items', content_rowid='rowid', tokenize='porter unicode61');
 CREATE TRIGGER memory_items_ai AFTER INSERT ON memory_items BEGIN
-	INSERT INTO memory_fts (rowid, heading, text) VALUES (new.rowid, new.heading, new.text);
+	INSERT INTO memory_fts (rowid, heading, text, grams) VALUES (new.rowid, new.heading, new.text, new.grams);
 END;
 CREATE TRIGGER memory_items_ad AFTER DELETE ON memory_items BEGIN
-	INSERT INTO memory_fts (memory_fts, rowid, heading, text) VALUES ('delete', old.rowid, old.heading, old.text);
+	INSERT INTO memory_fts (memory_fts, rowid, heading, text, grams) VALUES ('delete', old.rowid, old.heading, old.text, old.grams);
 END;
 CREATE TRIGGER memory_items_au AFTER UPDATE ON memory_items BEGIN
-	INSERT INTO memory_fts (memory_fts, rowid, heading, text) VALUES ('delete', old.rowid, old.heading, old.text);
-	INSERT INTO memory_fts (rowid, heading, text) VALUES (new.rowid, new.heading, new.text);
+	INSERT INTO memory_fts (memory_fts, rowid, heading, text, grams) VALUES ('delete', old.rowid, old.heading, old.text, old.grams);
+	INSERT INTO memory_fts (rowid, heading, text, grams) VALUES (new.rowid, new.heading, new.text, new.grams);
 END;
-PRAGMA user_version = 1;
 `
+
+// grams returns what the grams column holds for it.
+func grams(it memory.Item) string { return memory.CJKGrams(it.Heading + "\n" + it.Text) }
 
 // Options configures a [Store]. A nil *Options means the zero value.
 type Options struct {
@@ -112,21 +128,69 @@ func (s *Store) migrate() error {
 	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return fmt.Errorf("sqlitemem: %w", err)
 	}
-	switch v {
-	case schemaVersion:
+	if v == schemaVersion {
 		return nil
-	case 0:
-		tx, err := s.db.Begin()
-		if err != nil {
-			return fmt.Errorf("sqlitemem: %w", err)
-		}
-		defer tx.Rollback()
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("sqlitemem: the database's schema is version %d, this package knows up to %d", v, schemaVersion)
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		return fmt.Errorf("sqlitemem: %w", err)
+	}
+	defer tx.Rollback()
+	if v == 0 {
 		if _, err := tx.Exec(schema); err != nil {
 			return fmt.Errorf("sqlitemem: create schema: %w", err)
 		}
-		return tx.Commit()
+	} else if err := migrate1to2(tx); err != nil {
+		return fmt.Errorf("sqlitemem: migrate from version 1 to 2: %w", err)
 	}
-	return fmt.Errorf("sqlitemem: the database's schema is version %d, this package knows %d", v, schemaVersion)
+	return tx.Commit()
+}
+
+// migrate1to2 adds the grams column, fills it, and rebuilds the full-text
+// index with it. The old index and its triggers go first: an external
+// content index must never be told to delete what it did not index.
+func migrate1to2(tx *sql.Tx) error {
+	if _, err := tx.Exec(`DROP TRIGGER memory_items_ai; DROP TRIGGER memory_items_ad; DROP TRIGGER memory_items_au;
+		DROP TABLE memory_fts;
+		ALTER TABLE memory_items ADD COLUMN grams TEXT NOT NULL DEFAULT '';`); err != nil {
+		return err
+	}
+	type row struct {
+		rowid int64
+		grams string
+	}
+	var todo []row
+	rows, err := tx.Query(`SELECT rowid, heading, text FROM memory_items`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var r row
+		var it memory.Item
+		if err := rows.Scan(&r.rowid, &it.Heading, &it.Text); err != nil {
+			rows.Close()
+			return err
+		}
+		if r.grams = grams(it); r.grams != "" {
+			todo = append(todo, r)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range todo {
+		if _, err := tx.Exec(`UPDATE memory_items SET grams = ? WHERE rowid = ?`, r.grams, r.rowid); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Exec(ftsSchema + `
+		INSERT INTO memory_fts (memory_fts) VALUES ('rebuild');
+		PRAGMA user_version = 2;`)
+	return err
 }
 
 // Close closes the database.
@@ -160,16 +224,17 @@ func (s *Store) Put(ctx context.Context, scope string, items ...memory.Item) ([]
 		return nil, fmt.Errorf("sqlitemem: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO memory_items (scope, id, kind, source, heading, text, created, embedding)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO memory_items (scope, id, kind, source, heading, text, created, embedding, grams)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (scope, id) DO UPDATE SET kind = excluded.kind, source = excluded.source,
-			heading = excluded.heading, text = excluded.text, created = excluded.created, embedding = excluded.embedding`)
+			heading = excluded.heading, text = excluded.text, created = excluded.created, embedding = excluded.embedding,
+			grams = excluded.grams`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitemem: %w", err)
 	}
 	defer stmt.Close()
 	for i, it := range items {
-		if _, err := stmt.ExecContext(ctx, scope, it.ID, string(it.Kind), it.Source, it.Heading, it.Text, it.Created.UnixNano(), vecs[i]); err != nil {
+		if _, err := stmt.ExecContext(ctx, scope, it.ID, string(it.Kind), it.Source, it.Heading, it.Text, it.Created.UnixNano(), vecs[i], grams(it)); err != nil {
 			return nil, fmt.Errorf("sqlitemem: put %q: %w", it.ID, err)
 		}
 	}
@@ -212,7 +277,7 @@ func (s *Store) Query(ctx context.Context, scope string, q memory.Query) ([]memo
 }
 
 func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit int) ([]memory.Hit, error) {
-	terms := memory.Terms(q.Text)
+	terms := memory.QueryTerms(q.Text)
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -220,10 +285,10 @@ func (s *Store) lexical(ctx context.Context, scope string, q memory.Query, limit
 	cond, kargs := kindFilter(q.Kinds)
 	args := append([]any{match, scope}, kargs...)
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT i.id, i.kind, i.source, i.heading, i.text, i.created, -bm25(memory_fts, 2.0, 1.0)
+	rows, err := s.db.QueryContext(ctx, `SELECT i.id, i.kind, i.source, i.heading, i.text, i.created, -bm25(memory_fts, 2.0, 1.0, 1.0)
 		FROM memory_fts JOIN memory_items i ON i.rowid = memory_fts.rowid
 		WHERE memory_fts MATCH ? AND i.scope = ?`+cond+`
-		ORDER BY bm25(memory_fts, 2.0, 1.0) LIMIT ?`, args...)
+		ORDER BY bm25(memory_fts, 2.0, 1.0, 1.0) LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitemem: query: %w", err)
 	}
