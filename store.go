@@ -246,6 +246,10 @@ func (s *MemoryStore) Append(_ context.Context, sessionID string, msg Message) e
 	if err := checkSize(msg); err != nil {
 		return fmt.Errorf("agentrt: MemoryStore.Append to session %q: %w", sessionID, err)
 	}
+	if !validText(msg) {
+		// As every store keeps it: what its JSON carries.
+		msg = jsonForm(msg)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.session(sessionID, true)
@@ -361,6 +365,37 @@ func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record
 		return slices.Clone(ss.records), nil
 	}
 	return []Record{}, nil
+}
+
+// validText reports whether every text of msg (not its tool inputs, which
+// are JSON kept byte for byte) is valid UTF-8.
+func validText(msg Message) bool {
+	if !utf8.ValidString(msg.Content) || !utf8.ValidString(msg.ToolUseID) {
+		return false
+	}
+	for _, b := range msg.Blocks {
+		for _, t := range [...]string{string(b.Type), b.Text, b.ID, b.Name, b.MediaType, b.URL, b.Provider} {
+			if !utf8.ValidString(t) {
+				return false
+			}
+		}
+	}
+	return utf8.ValidString(string(msg.Role))
+}
+
+// jsonForm is msg as its JSON carries it: each byte of text that is not
+// UTF-8 replaced by U+FFFD, as encoding/json writes it, tool inputs as
+// they are.
+func jsonForm(msg Message) Message {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return msg
+	}
+	var m Message
+	if json.Unmarshal(body, &m) != nil {
+		return msg
+	}
+	return m
 }
 
 // checkSize refuses a message whose JSON is longer than

@@ -62,8 +62,8 @@ const maxSessionIDLen = 128
 //   - hostile text: NUL bytes, bytes that are not UTF-8, lone surrogates
 //     (\ud800) in tool inputs, in every place a message holds text, come
 //     back byte for byte, except that text (not a tool input) that is not
-//     UTF-8 may come back as its JSON carries it, each bad byte replaced by
-//     U+FFFD; and the title stays valid text;
+//     UTF-8 comes back as its JSON carries it, each bad byte replaced by
+//     U+FFFD, as on every store of agentrt; and the title stays valid text;
 //   - the largest message (unless testing.Short): one whose JSON is up to
 //     64 MiB less 1 KiB is kept, a longer one is refused with an error
 //     wrapping [agentrt.ErrLineTooLong], as by every store of agentrt (the
@@ -782,8 +782,8 @@ func testHostileText(t *testing.T, s agentrt.SessionStore) {
 			t.Errorf("%s: Load returned %d messages, want 1", name, len(got))
 			continue
 		}
-		if !sameBytes(msg, got[0]) && !sameBytes(jsonForm(msg), got[0]) {
-			t.Errorf("%s: Load returned %s, want %s (or, for text that is not UTF-8, its JSON form)", name, got[0], msg)
+		if want := jsonForm(msg); !sameBytes(want, got[0]) {
+			t.Errorf("%s: Load returned %s, want %s (text that is not UTF-8 as its JSON carries it)", name, got[0], want)
 		}
 		info, ok := findInfo(mustList(t, s), id)
 		switch {
