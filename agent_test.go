@@ -81,7 +81,7 @@ func TestRunSimpleToolTurn(t *testing.T) {
 
 	require.Len(t, msgs, 4)
 	assert.Equal(t, agentrt.NewUserMessage("What is 2+40?"), msgs[0])
-	assert.Equal(t, agentrt.NewToolResult("call_1", "42", false), msgs[2])
+	assert.Equal(t, agentrt.NewToolMessage("call_1", "42", false), msgs[2])
 	assert.Equal(t, "42", msgs[3].Text())
 
 	// The second request shows the model the tool result, and the tools.
@@ -201,7 +201,7 @@ func TestRunDuplicateToolUseIDs(t *testing.T) {
 	require.NoError(t, err)
 	res := lastResults(events)
 	require.Len(t, res, 2)
-	assert.Equal(t, agentrt.NewToolResult("x", "3", false), res[0].Message)
+	assert.Equal(t, agentrt.NewToolMessage("x", "3", false), res[0].Message)
 	assert.True(t, res[1].Message.IsError)
 	assert.Contains(t, res[1].Message.Content, `duplicate id "x"`)
 	assert.NotEqual(t, "x", res[1].Message.ToolUseID)
@@ -220,7 +220,7 @@ func TestRunPermissionCustomDenyAndRewrite(t *testing.T) {
 		wrote = append(wrote, in)
 		return "written " + in.Path, nil
 	})
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		in := req.Input.(WriteIn)
 		switch {
 		case strings.HasPrefix(in.Path, "/etc"):
@@ -278,7 +278,7 @@ func TestAskOnWriteRemembersAlways(t *testing.T) {
 	write := agentrt.NewTool("write", "Writes.", func(_ context.Context, in WriteIn) (string, error) { return "ok", nil })
 	answers := []agentrt.Decision{{}, {Allow: true}, {Allow: true, Always: true}}
 	asked := 0
-	ask := func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	ask := func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		asked++
 		return answers[asked-1], nil
 	}
@@ -486,7 +486,7 @@ func TestRunResumeRepairsDanglingToolUse(t *testing.T) {
 	require.NoError(t, store.Append(ctx, "s1", agentrt.NewAssistantMessage(
 		agentrt.ToolUseBlock("w1", "write", []byte(`{"path":"a"}`)),
 		agentrt.ToolUseBlock("w2", "write", []byte(`{"path":"b"}`)))))
-	require.NoError(t, store.Append(ctx, "s1", agentrt.NewToolResult("w1", "ok", false)))
+	require.NoError(t, store.Append(ctx, "s1", agentrt.NewToolMessage("w1", "ok", false)))
 	// The process died before w2 finished.
 	var ran atomic.Int32
 	write := agentrt.NewTool("write", "Writes.", func(context.Context, WriteIn) (string, error) { ran.Add(1); return "ok", nil })

@@ -95,7 +95,7 @@ type approvalData struct {
 	approvals []Approval // Resume's
 	resumed   []call     // the open calls of a pending session, to run first
 	rules     []rule
-	pending   []*ToolInvocation // Done.Pending
+	pending   []*ToolCall // Done.Pending
 }
 
 func (st *approvalState) data() *approvalData {
@@ -179,7 +179,7 @@ func (r *run) canDefer() bool {
 // askRemembered gives req the session's remembered decision for c, if
 // any, and applies it to a decision the checker deferred. Rules are looked
 // up for a write tool, or once the checker defers a call.
-func (r *run) askRemembered(c *call, req *ToolInvocation, check func() Decision) Decision {
+func (r *run) askRemembered(c *call, req *ToolCall, check func() Decision) Decision {
 	if !c.entry.spec.ReadOnly || r.appr.loaded {
 		req.Remembered = r.remembered(c)
 	}
@@ -341,7 +341,7 @@ func (r *run) holdRest(calls []call) bool {
 	for k := range open {
 		c := &open[k]
 		if k > 0 {
-			r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: c.entry != nil && c.entry.spec.ReadOnly})
+			r.emit(r.l.callEvent(c))
 		}
 		switch {
 		case c.pending || c.held != nil:
@@ -394,7 +394,7 @@ func (r *run) stopPending(open []call) bool {
 			pc.Input = encodeInput(c.input)
 		}
 		if pc.Pending {
-			req := &ToolInvocation{SessionID: r.sessionID, ToolUseID: c.use.ID, Input: c.input, RawInput: c.use.Input}
+			req := &ToolCall{SessionID: r.sessionID, ToolUseID: c.use.ID, Input: c.input, RawInput: c.use.Input}
 			if c.entry != nil {
 				req.Tool = c.entry.spec
 			}
@@ -483,7 +483,7 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 		if dec != nil && !dec.Allow && !blocked {
 			// Denied before the crash: the call never ran, and the model
 			// sees the denial it was given.
-			keep = append(keep, NewToolResult(b.ID, denialText(b.Name, dec.Reason), true))
+			keep = append(keep, NewToolMessage(b.ID, denialText(b.Name, dec.Reason), true))
 			continue
 		}
 		if pc == nil || (dec != nil && !blocked) {
@@ -528,7 +528,7 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 	if input != "" {
 		// The person moved on: the waiting calls are denied, in order.
 		for _, c := range st.resumed {
-			keep = append(keep, NewToolResult(c.use.ID, fmt.Sprintf("permission denied: the user sent a new message instead of deciding on this call of %q", c.use.Name), true))
+			keep = append(keep, NewToolMessage(c.use.ID, fmt.Sprintf("permission denied: the user sent a new message instead of deciding on this call of %q", c.use.Name), true))
 		}
 		st.resumed = nil
 	}

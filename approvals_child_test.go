@@ -202,7 +202,7 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 	assert.Equal(t, []string{"a.txt"}, ranLog(t, dir))
 	msgs := checkOpen(t, js, "s")
 	require.Len(t, msgs, 4)
-	assert.Equal(t, agentrt.NewToolResult(id, "wrote a.txt", false), msgs[2])
+	assert.Equal(t, agentrt.NewToolMessage(id, "wrote a.txt", false), msgs[2])
 	require.NoError(t, js.Verify(ctx, "s"))
 }
 

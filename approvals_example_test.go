@@ -22,7 +22,7 @@ func ExampleAgent_Resume() {
 	ag := &agentrt.Agent{
 		Tools: []agentrt.Tool{write},
 		// Read-only tools run; a person decides on every write.
-		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 			if req.Tool.ReadOnly {
 				return agentrt.Decision{Allow: true}, nil
 			}
@@ -35,7 +35,7 @@ func ExampleAgent_Resume() {
 		),
 	}
 	ctx := context.Background()
-	var pending []*agentrt.ToolInvocation
+	var pending []*agentrt.ToolCall
 	for ev, err := range ag.Run(ctx, "s", "write a.txt") {
 		if err != nil {
 			fmt.Println("error:", err)

@@ -78,7 +78,7 @@ func approvalsRandomRun(t *testing.T, seed uint64) {
 		steps = append(steps, agenttest.CallTools(uses...))
 	}
 	steps = append(steps, agenttest.Reply("done"))
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		switch verdict[req.Input.(numIn).N] {
 		case allow:
 			return agentrt.Decision{Allow: true}, nil

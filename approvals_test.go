@@ -46,7 +46,7 @@ func (n *notes) paths() []string {
 }
 
 // askLater defers every write tool call to a person.
-var askLater = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+var askLater = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Decision{Allow: true}, nil
 	}
@@ -310,7 +310,7 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	var n notes
 	store := &agentrt.MemoryStore{}
 	asked := 0
-	first := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	first := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 		asked++
 		return agentrt.Decision{Allow: true, Always: true}, nil
 	})
@@ -324,7 +324,7 @@ func TestAskOnWriteAlwaysIsRestored(t *testing.T) {
 	assert.Equal(t, true, perm[0]["always"])
 
 	// A new checker (another process, say): the session remembers.
-	second := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	second := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 		t.Error("asked again")
 		return agentrt.Decision{}, nil
 	})
@@ -399,7 +399,7 @@ func TestAskLaterInParallelGroup(t *testing.T) {
 		reads = append(reads, in.Path)
 		return "content of " + in.Path, nil
 	}, agentrt.ReadOnly())
-	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	checker := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		if strings.Contains(string(req.RawInput), "secret") {
 			return agentrt.Decision{Pending: true}, nil
 		}
@@ -448,8 +448,8 @@ func TestDurableDecidePending(t *testing.T) {
 
 	_, denied = d.Decide(context.Background(), 1, use, nil)
 	require.NotNil(t, denied)
-	assert.True(t, denied.IsError)
-	assert.Contains(t, denied.Content, "cannot ask")
+	assert.True(t, denied.Message.IsError)
+	assert.Contains(t, denied.Message.Content, "cannot ask")
 	assert.Empty(t, n.paths())
 }
 
@@ -462,7 +462,7 @@ func TestAskOnWriteAlwaysWithoutRecords(t *testing.T) {
 	var n notes
 	store := struct{ agentrt.SessionStore }{&agentrt.MemoryStore{}} // hides the record methods
 	asked := 0
-	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 		asked++
 		return agentrt.Decision{Allow: true, Always: true}, nil
 	})

@@ -81,7 +81,7 @@ func BenchmarkBareLoop(b *testing.B) {
 			}
 			for _, u := range resp.Message.Blocks {
 				out, err := tools[u.Name](ctx, u.Input)
-				msgs = append(msgs, agentrt.NewToolResult(u.ID, out, err != nil))
+				msgs = append(msgs, agentrt.NewToolMessage(u.ID, out, err != nil))
 			}
 		}
 	}
@@ -264,7 +264,7 @@ func BenchmarkRunVsBare(b *testing.B) {
 					}
 					for _, u := range resp.Message.Blocks {
 						out, err := tools[u.Name](ctx, u.Input)
-						msgs = append(msgs, agentrt.NewToolResult(u.ID, out, err != nil))
+						msgs = append(msgs, agentrt.NewToolMessage(u.ID, out, err != nil))
 					}
 				}
 				bareTime += time.Since(t2)
@@ -461,7 +461,7 @@ func measureInFlight(b *testing.B, n int, useRun bool) inFlight {
 					return
 				}
 				for _, u := range resp.Message.ToolUses() {
-					msgs = append(msgs, agentrt.NewToolResult(u.ID, add(u.Input), false))
+					msgs = append(msgs, agentrt.NewToolMessage(u.ID, add(u.Input), false))
 				}
 			}
 		}()

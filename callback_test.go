@@ -77,19 +77,19 @@ func TestGoexitOnTheCallersGoroutineEndsIt(t *testing.T) {
 		{name: "tool", tool: exitTool, openCall: true},
 		{name: "decoder", tool: exitUnmarshal, input: `{"v":"goexit"}`, openCall: true},
 		{name: "permission checker", tool: okTool, openCall: true, setup: func(ag *agentrt.Agent) {
-			ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+			ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 				exit()
 				return agentrt.Decision{}, nil
 			})
 		}},
 		{name: "BeforeTool hook", tool: okTool, openCall: true, setup: func(ag *agentrt.Agent) {
-			ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
+			ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, _ *agentrt.ToolCall) (context.Context, error) {
 				exit()
 				return ctx, nil
 			}}}
 		}},
 		{name: "AfterTool hook", tool: okTool, openCall: true, setup: func(ag *agentrt.Agent) {
-			ag.Hooks = []agentrt.Hooks{{AfterTool: func(context.Context, *agentrt.ToolInvocation, *agentrt.ToolOutcome) { exit() }}}
+			ag.Hooks = []agentrt.Hooks{{AfterTool: func(context.Context, *agentrt.ToolCall, *agentrt.ToolResult) { exit() }}}
 		}},
 		{name: "OnTurnStart hook", tool: okTool, setup: func(ag *agentrt.Agent) {
 			ag.Hooks = []agentrt.Hooks{{OnTurnStart: func(ctx context.Context, _ *agentrt.RunInfo, _ int) context.Context {

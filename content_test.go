@@ -42,7 +42,7 @@ func TestJSONLLoadsCheckedInV1Session(t *testing.T) {
 	assert.Equal(t, "add", use[0].Name)
 	assert.JSONEq(t, `{"a":2,"b":40}`, string(use[0].Input))
 	assert.Contains(t, string(use[0].Signature), `"anthropic_thinking"`)
-	assert.Equal(t, agentrt.NewToolResult("toolu_02", "permission denied", true), msgs[6])
+	assert.Equal(t, agentrt.NewToolMessage("toolu_02", "permission denied", true), msgs[6])
 	assert.Equal(t, "I may not delete it.", msgs[7].Text())
 
 	// The session goes on in the current form: a user turn with an image.

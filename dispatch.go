@@ -45,7 +45,7 @@ func (r *run) runTools() bool {
 		if j == i+1 {
 			// A call that runs alone: decided and executed here.
 			c := &calls[i]
-			r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: c.entry != nil && c.entry.spec.ReadOnly})
+			r.emit(r.l.callEvent(c))
 			if c.note == "" && r.decide(c) {
 				r.execute(c)
 			}
@@ -87,7 +87,7 @@ func (r *run) contained(c *call, perr *PanicError) {
 		c.decide(fmt.Sprintf("blocked: a hook failed: %v", perr), perr)
 		r.emit(hookFailedEvent(r.l.turn, &hookError{Stage: "BeforeTool", Index: -1, Err: perr}))
 	case stageExecute:
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q panicked: %v", name, perr.Value), true)
+		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q panicked: %v", name, perr.Value), true)
 		c.err = &ToolError{Tool: name, ToolUseID: c.use.ID, Err: perr}
 		c.ran = true
 		c.needAfter = c.inv != nil
@@ -116,7 +116,7 @@ func (r *run) runParallel(group []call) bool {
 func (r *run) decideGroup(group []call) []call {
 	for k := range group {
 		c := &group[k]
-		r.emit(ToolCall{Turn: r.l.turn, ToolUse: c.use, ReadOnly: true})
+		r.emit(r.l.callEvent(c))
 		if !r.stopped && r.ctx.Err() == nil {
 			c.skip = c.note != "" || !r.decide(c)
 		} else {
@@ -272,7 +272,7 @@ func (e decoderPanic) Unwrap() error { return e.p }
 // panic.
 func (r *run) askPermission(c *call, in any) (Decision, any, *PanicError) {
 	c.stage = stageCheck
-	req := &ToolInvocation{
+	req := &ToolCall{
 		SessionID: r.sessionID,
 		ToolUseID: c.use.ID,
 		Tool:      c.entry.spec,
@@ -348,7 +348,7 @@ func (r *run) audit(c *call, d Decision) bool {
 func (r *run) beforeToolHooks(c *call) bool {
 	e := c.entry
 	c.stage = stageBeforeTool
-	inv := &ToolInvocation{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: e.spec, Input: c.input, RawInput: c.use.Input}
+	inv := &ToolCall{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: e.spec, Input: c.input, RawInput: c.use.Input}
 	ctx, reason, herr := r.beforeTool(r.turnCtx, inv)
 	if herr != nil {
 		r.emit(hookFailedEvent(r.l.turn, herr))
@@ -446,23 +446,23 @@ func (r *run) executeEnd(c *call, x *execution, out string, parts []Block, perr 
 	c.ran = true
 	switch {
 	case perr != nil:
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q panicked: %v", c.use.Name, perr.Value), true)
+		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q panicked: %v", c.use.Name, perr.Value), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: perr}
 	case r.ctx.Err() != nil && err != nil:
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("cancelled: the run was stopped while tool %q was running; it may or may not have taken effect", c.use.Name), true)
+		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("cancelled: the run was stopped while tool %q was running; it may or may not have taken effect", c.use.Name), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 	case x.timeout > 0 && x.ctx.Err() == context.DeadlineExceeded && r.ctx.Err() == nil:
 		// Past its timeout: whatever the tool returned late is discarded.
 		if err == nil {
 			err = context.DeadlineExceeded
 		}
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q timed out after %v", c.use.Name, x.timeout), true)
+		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q timed out after %v", c.use.Name, x.timeout), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: fmt.Errorf("timed out after %v: %w", x.timeout, err)}
 	case err != nil:
-		c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q: %v", c.use.Name, err), true)
+		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q: %v", c.use.Name, err), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 	default:
-		c.result = NewToolResult(c.use.ID, out, false)
+		c.result = NewToolMessage(c.use.ID, out, false)
 		c.result.Blocks = parts
 	}
 	if c.inv != nil {
@@ -473,9 +473,9 @@ func (r *run) executeEnd(c *call, x *execution, out string, parts []Block, perr 
 // afterToolHooks lets the AfterTool hooks see and change c's result.
 func (r *run) afterToolHooks(ctx context.Context, c *call) {
 	c.stage = stageAfterTool
-	out := ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Blocks: c.result.Blocks, Err: c.err, Duration: c.dur}
-	c.herrs = append(c.herrs, r.afterTool(ctx, c.inv, &out)...)
-	c.result.Content, c.result.IsError, c.result.Blocks = out.Content, out.IsError, out.Blocks
+	res := ToolResult{Turn: c.inv.Turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur}
+	c.herrs = append(c.herrs, r.afterTool(ctx, c.inv, &res)...)
+	c.result.Content, c.result.IsError, c.result.Blocks = res.Message.Content, res.Message.IsError, res.Message.Blocks
 }
 
 // afterGoexit runs the AfterTool hooks of a call whose tool ended the

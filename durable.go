@@ -115,8 +115,8 @@ func (d *durableLoop) Accept(resp *ModelResponse) (Message, []ToolCall) {
 	d.l.add(msg)
 	d.last = msg
 	d.calls = d.calls[:0]
-	for _, c := range d.l.calls {
-		d.calls = append(d.calls, ToolCall{Turn: d.l.turn, ToolUse: c.use, ReadOnly: c.entry != nil && c.entry.spec.ReadOnly})
+	for i := range d.l.calls {
+		d.calls = append(d.calls, d.l.callEvent(&d.l.calls[i]))
 	}
 	return msg, d.calls
 }
@@ -131,18 +131,18 @@ func (d *durableLoop) Batch(i int) int { return d.l.batch(i) }
 // final answer) is settled with the loop's own result.
 func (d *durableLoop) Runs(i int) bool { return d.l.calls[i].note == "" }
 
-// Settle gives call i its outcome (from Decide or Execute; ignored for a
+// Settle gives call i its result (from Decide or Execute; ignored for a
 // call that Runs reports false for) and returns its ToolResult event, whose
 // Message is the result to store: the output cut to Agent.MaxToolOutput
 // and the loop guard's note added. ran says whether the tool's Execute
 // returned. Settle the calls of a turn in order.
-func (d *durableLoop) Settle(i int, out ToolOutcome, ran bool) ToolResult {
+func (d *durableLoop) Settle(i int, out ToolResult, ran bool) ToolResult {
 	c := &d.l.calls[i]
 	if c.note != "" {
 		c.decide(c.note, nil)
 	} else {
-		c.result = NewToolResult(c.use.ID, out.Content, out.IsError)
-		c.result.Blocks = out.Blocks
+		c.result = NewToolMessage(c.use.ID, out.Message.Content, out.Message.IsError)
+		c.result.Blocks = out.Message.Blocks
 		c.err, c.dur, c.ran = out.Err, out.Duration, ran
 		if _, ok := c.err.(*ToolError); c.err != nil && !ok {
 			c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: c.err}
@@ -269,7 +269,7 @@ func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compact
 // Decide decides whether a call may run, as Run does: the tool's Decode,
 // then the permission checker. It returns the input to pass to Execute
 // (the model's, or the checker's replacement as JSON), or, when the call
-// may not run, its outcome (is_error). A panic or Goexit in Decode or the
+// may not run, its result (is_error). A panic or Goexit in Decode or the
 // checker denies the call. Events (PermissionDecision) go to emit, if
 // non-nil. The BeforeTool hooks run in Execute, with the tool.
 //
@@ -278,8 +278,8 @@ func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compact
 // set: the runtime must then ask the person (the temporal package waits
 // for an [Approval]) and run the call only if they allow it. With a nil
 // emit such a call is denied, since the runtime could not know.
-func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func(Event)) (input json.RawMessage, denied *ToolOutcome) {
-	c, out := d.lookup(use)
+func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func(Event)) (input json.RawMessage, denied *ToolResult) {
+	c, out := d.lookup(turn, use)
 	if out != nil {
 		return nil, out
 	}
@@ -289,7 +289,7 @@ func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func
 		r.contained(c, perr)
 	}
 	if !allowed {
-		return nil, outcomeOf(c)
+		return nil, outcomeOf(turn, c)
 	}
 	input = use.Input
 	if c.rewrite != nil {
@@ -297,7 +297,7 @@ func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func
 			input = raw
 		} else if input, ok = marshal(c.rewrite); !ok {
 			c.decide(fmt.Sprintf("permission denied: the permission checker's input for tool %q could not be encoded as JSON", use.Name), nil)
-			return nil, outcomeOf(c)
+			return nil, outcomeOf(turn, c)
 		}
 	}
 	return input, nil
@@ -306,12 +306,12 @@ func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func
 // Execute runs a call that Decide allowed, with input, as Run does: the
 // BeforeTool hooks (which may block it), the tool with its timeout, and the
 // AfterTool hooks. Every failure (an error, a panic or Goexit, a timeout, a
-// block) is its is_error outcome; ran says whether the tool's Execute
+// block) is its is_error result; ran says whether the tool's Execute
 // returned. Events (HookFailed, PermissionDecision for a block,
 // SubAgentEvent) go to emit, if non-nil. An AgentTool's child session is
 // named after this run's session and the call's id.
-func (d *durableLoop) Execute(ctx context.Context, turn int, use Block, input json.RawMessage, emit func(Event)) (out ToolOutcome, ran bool) {
-	c, denied := d.lookup(use)
+func (d *durableLoop) Execute(ctx context.Context, turn int, use Block, input json.RawMessage, emit func(Event)) (out ToolResult, ran bool) {
+	c, denied := d.lookup(turn, use)
 	if denied != nil {
 		return *denied, false
 	}
@@ -335,17 +335,17 @@ func (d *durableLoop) Execute(ctx context.Context, turn int, use Block, input js
 	for _, herr := range c.herrs {
 		r.emit(hookFailedEvent(turn, herr))
 	}
-	return *outcomeOf(c), c.ran
+	return *outcomeOf(turn, c), c.ran
 }
 
-// lookup returns the call of use, or the outcome of a call of a tool the
+// lookup returns the call of use, or the result of a call of a tool the
 // Agent does not have.
-func (d *durableLoop) lookup(use Block) (*call, *ToolOutcome) {
+func (d *durableLoop) lookup(turn int, use Block) (*call, *ToolResult) {
 	c := &call{use: use}
 	e, ok := d.p.tools[use.Name]
 	if !ok {
 		c.decide(d.p.unknownTool(use.Name), nil)
-		return nil, outcomeOf(c)
+		return nil, outcomeOf(turn, c)
 	}
 	c.entry = e
 	return c, nil
@@ -377,8 +377,9 @@ func (d *durableLoop) runner(ctx context.Context, turn int, emit func(Event)) *r
 	return r
 }
 
-func outcomeOf(c *call) *ToolOutcome {
-	return &ToolOutcome{Content: c.result.Content, IsError: c.result.IsError, Blocks: c.result.Blocks, Err: c.err, Duration: c.dur}
+// outcomeOf returns c's result, before Settle cuts it to size.
+func outcomeOf(turn int, c *call) *ToolResult {
+	return &ToolResult{Turn: turn, Tool: c.use.Name, Message: c.result, Err: c.err, Duration: c.dur}
 }
 
 func marshal(v any) (json.RawMessage, bool) {

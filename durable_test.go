@@ -54,15 +54,15 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 		for i := 0; i < len(calls); {
 			j := lp.Batch(i)
 			for k := i; k < j; k++ {
-				var res agentrt.ToolOutcome
+				var res agentrt.ToolResult
 				ran := false
 				if lp.Runs(k) {
 					step, _ := durableloop.New(ag, sessionID, nil)
-					input, denied := step.Decide(ctx, calls[k].Turn, calls[k].ToolUse, nil)
+					input, denied := step.Decide(ctx, calls[k].Turn, useOf(calls[k]), nil)
 					if denied != nil {
 						res = *denied
 					} else {
-						res, ran = step.Execute(ctx, calls[k].Turn, calls[k].ToolUse, input, nil)
+						res, ran = step.Execute(ctx, calls[k].Turn, useOf(calls[k]), input, nil)
 					}
 				}
 				session = append(session, lp.Settle(k, res, ran).Message)
@@ -75,6 +75,11 @@ func runDurable(ctx context.Context, ag *agentrt.Agent, sessionID string, histor
 			return session, *done, err
 		}
 	}
+}
+
+// useOf returns the tool_use block of a call.
+func useOf(c agentrt.ToolCall) agentrt.Block {
+	return agentrt.ToolUseBlock(c.ToolUseID, c.Tool.Name, c.RawInput)
 }
 
 // TestDurableInAPage drives the durable loop synchronously in a page, as a
@@ -117,14 +122,14 @@ func TestDurableInAPage(t *testing.T) {
 		msg, calls := lp.Accept(out.Response)
 		session = append(session, msg)
 		for i, c := range calls { // one call at a time: Batch groups them
-			var res agentrt.ToolOutcome
+			var res agentrt.ToolResult
 			ran := false
 			if lp.Runs(i) {
-				input, denied := step.Decide(ctx, c.Turn, c.ToolUse, nil)
+				input, denied := step.Decide(ctx, c.Turn, useOf(c), nil)
 				if denied != nil {
 					res = *denied
 				} else {
-					res, ran = step.Execute(ctx, c.Turn, c.ToolUse, input, nil)
+					res, ran = step.Execute(ctx, c.Turn, useOf(c), input, nil)
 				}
 			}
 			session = append(session, lp.Settle(i, res, ran).Message)
@@ -193,7 +198,7 @@ func TestDurableMatchesRun(t *testing.T) {
 			return []agenttest.Step{agenttest.CallTool("save", `{"text":"a"}`), agenttest.CallTool("save", `{"text":"b"}`), agenttest.Reply("ok")}
 		}, agent: func(ag *agentrt.Agent) {
 			n := 0
-			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 				n++
 				if n == 1 {
 					return agentrt.Decision{Reason: "no"}, nil
@@ -204,7 +209,7 @@ func TestDurableMatchesRun(t *testing.T) {
 		{name: "hook blocks", steps: func() []agenttest.Step {
 			return []agenttest.Step{agenttest.CallTool("echo", `{"text":"a"}`), agenttest.Reply("ok")}
 		}, agent: func(ag *agentrt.Agent) {
-			ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
+			ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, _ *agentrt.ToolCall) (context.Context, error) {
 				return ctx, errors.New("not today")
 			}}}
 		}},
@@ -292,11 +297,11 @@ func TestDurableResumeAndErrors(t *testing.T) {
 	require.NoError(t, out.Err)
 	_, calls := lp.Accept(out.Response)
 	require.Len(t, calls, 2)
-	lp.Settle(0, agentrt.ToolOutcome{}, false)
+	lp.Settle(0, agentrt.ToolResult{}, false)
 	cause := fmt.Errorf("agentrt: run cancelled: %w", context.Canceled)
 	rest, done := lp.Stop(agentrt.StopCancelled, agentrt.LayerCancellation, cause)
 	require.Len(t, rest, 1)
-	assert.Equal(t, calls[1].ToolUse.ID, rest[0].ToolUseID)
+	assert.Equal(t, calls[1].ToolUseID, rest[0].ToolUseID)
 	assert.Equal(t, agentrt.StopCancelled, done.Reason)
 	assert.Equal(t, "The run stopped: "+cause.Error(), done.Detail)
 }

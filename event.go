@@ -40,13 +40,41 @@ type AssistantMessage struct {
 	Finish  FinishReason
 }
 
-// ToolCall announces that a tool_use is about to be handled: looked up,
-// decoded, checked and executed. Its result follows as a ToolResult.
+// ToolCall is one call of a tool: the event yielded before the call is
+// handled (looked up, decoded, checked and executed; its result follows as
+// a [ToolResult]), what the [PermissionChecker] is asked about, what the
+// BeforeTool and AfterTool hooks see, and each call left to a person in
+// [Done.Pending].
+//
+// The event is yielded before the input is decoded: its Input is nil,
+// and, for a tool the agent does not have, its Tool has only Name set.
+// The checker and the hooks see the call once its input was decoded and
+// validated. Each of them gets a value of its own, which it may keep (a
+// checker that answers later, say): the runtime never changes it
+// afterwards, and only BeforeTool's change of Input takes effect. Tool and
+// RawInput are shared with the agent and the session and must not be
+// modified.
 type ToolCall struct {
-	Turn    int
-	ToolUse Block
-	// ReadOnly is the tool's flag, false for an unknown tool.
-	ReadOnly bool
+	SessionID string
+	Turn      int
+	ToolUseID string
+	// Tool describes the tool; Tool.ReadOnly tells a write tool apart.
+	Tool ToolSpec
+	// Input is the decoded input: for a tool built by NewTool, a value of
+	// its input type, which a checker or a hook may type-assert.
+	// BeforeTool may replace it with a value of the same type. Nil in the
+	// event.
+	Input any
+	// RawInput is the input as the model sent it.
+	RawInput json.RawMessage
+	// Remembered, for the permission checker, is the decision a person
+	// made earlier in this session for calls like this one (an "always",
+	// see [Decision.Always]), or nil. A checker that would ask a person may
+	// return it instead; the runtime applies it itself to a call the
+	// checker defers ([Decision.Pending]).
+	Remembered *Decision
+	// Start, for AfterTool, is when the call started running.
+	Start time.Time
 }
 
 // PermissionDecision reports the permission checker's decision on a call,
@@ -58,7 +86,8 @@ type PermissionDecision struct {
 	Decision  Decision
 }
 
-// ToolResult is the result of one tool_use, already appended to the
+// ToolResult is the result of one tool call: what the AfterTool hooks see
+// and may change, then the event yielded once it is appended to the
 // session. Message is what the model sees.
 type ToolResult struct {
 	Turn    int
@@ -187,7 +216,7 @@ type Done struct {
 	Turns int
 	// Pending lists, for StopPending, the calls that wait for a person's
 	// decision, in order, each with its decoded input; nil otherwise.
-	Pending []*ToolInvocation
+	Pending []*ToolCall
 }
 
 // Err returns nil for a complete run and an error that says why it ended

@@ -27,7 +27,7 @@ func ExamplePermissionFunc() {
 			agenttest.CallTool("write_file", `{"path":"notes.md"}`),
 			agenttest.Reply("done"),
 		),
-		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 			if req.Tool.ReadOnly {
 				return agentrt.Decision{Allow: true}, nil
 			}
@@ -110,7 +110,7 @@ func ExampleHooks() {
 		Permission: agentrt.AllowAll(),
 		Planner:    agenttest.Script(agenttest.CallTool("drop_table", `{}`), agenttest.Reply("I could not.")),
 		Hooks: []agentrt.Hooks{{
-			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+			BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 				if call.Tool.Name == "drop_table" {
 					return ctx, errors.New("no schema changes on Fridays")
 				}
@@ -198,7 +198,7 @@ func ExampleWithTraceSpan() {
 		Planner: agenttest.Script(agenttest.CallTool("now", `{}`), agenttest.Reply("It is noon.")),
 		Store:   store,
 		Hooks: []agentrt.Hooks{{
-			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+			BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 				return agentrt.WithTraceSpan(ctx, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"), nil
 			},
 		}},

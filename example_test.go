@@ -65,7 +65,7 @@ func ExampleAgent_Run() {
 		}
 		switch e := ev.(type) {
 		case agentrt.ToolCall:
-			fmt.Println("call:", e.ToolUse.Name, string(e.ToolUse.Input))
+			fmt.Println("call:", e.Tool.Name, string(e.RawInput))
 		case agentrt.ToolResult:
 			fmt.Println("result:", e.Message.Content)
 		case agentrt.Done:

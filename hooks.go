@@ -2,7 +2,6 @@ package agentrt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -54,13 +53,16 @@ type Hooks struct {
 	// the call: the model sees the error's text, and the block is reported
 	// and recorded like a permission denial (Source "hook"). A BeforeTool
 	// that panics blocks its call too, and is a HookFailed.
-	BeforeTool func(ctx context.Context, call *ToolInvocation) (context.Context, error)
-	// AfterTool sees each call's result and may change it. When the
+	BeforeTool func(ctx context.Context, call *ToolCall) (context.Context, error)
+	// AfterTool sees each call's result, the ToolResult the run then
+	// yields (before Message.Content is cut to Agent.MaxToolOutput), and
+	// may change what the model sees: result.Message's Content, IsError
+	// and Blocks; a change of its other fields is ignored. When the
 	// BeforeTool of Agent.Hooks[i] blocks the call, the AfterTool of each
 	// Hooks before i is still called (in reverse order) and sees the block,
 	// but cannot change it: the model gets the block's reason. Those of i
 	// and after are not called.
-	AfterTool func(ctx context.Context, call *ToolInvocation, result *ToolOutcome)
+	AfterTool func(ctx context.Context, call *ToolCall, result *ToolResult)
 }
 
 // RunInfo describes a run to hooks.
@@ -75,52 +77,8 @@ type RunInfo struct {
 	Start time.Time
 }
 
-// ToolInvocation is one tool call, after its input was decoded and
-// validated: what the [PermissionChecker] is asked about, what the
-// BeforeTool and AfterTool hooks see, and each call left to a person in
-// Done.Pending. Each of them gets a value of its own, which it may keep (a
-// checker that answers later, say): the runtime never changes it
-// afterwards, and only BeforeTool's change of Input takes effect. Tool and
-// RawInput are shared with the agent and the session and must not be
-// modified.
-type ToolInvocation struct {
-	SessionID string
-	Turn      int
-	ToolUseID string
-	// Tool describes the tool; Tool.ReadOnly tells a write tool apart.
-	Tool ToolSpec
-	// Input is the decoded input: for a tool built by NewTool, a value of
-	// its input type, which a checker or a hook may type-assert.
-	// BeforeTool may replace it with a value of the same type.
-	Input any
-	// RawInput is the input as the model sent it.
-	RawInput json.RawMessage
-	// Remembered, for the permission checker, is the decision a person
-	// made earlier in this session for calls like this one (an "always",
-	// see [Decision.Always]), or nil. A checker that would ask a person may
-	// return it instead; the runtime applies it itself to a call the
-	// checker defers ([Decision.Pending]).
-	Remembered *Decision
-	// Start, for AfterTool, is when the call started running.
-	Start time.Time
-}
-
-// ToolOutcome is a tool call's result as AfterTool sees it.
-type ToolOutcome struct {
-	// Content and IsError are what the model will see; a hook may change
-	// them.
-	Content string
-	IsError bool
-	// Blocks are the images and documents of the result, after Content
-	// (from a [ContentTool]); a hook may change them too.
-	Blocks []Block
-	// Err is the failure behind an error result (a *ToolError).
-	Err error
-	// Duration is how long Execute took.
-	Duration time.Duration
-}
-
-// blockedError is the ToolOutcome.Err of a call a BeforeTool hook blocked.
+// blockedError is the error, in the *ToolError of ToolResult.Err, of a call
+// a BeforeTool hook blocked.
 type blockedError struct{ Reason string }
 
 func (e *blockedError) Error() string { return "blocked: " + e.Reason }
@@ -264,7 +222,7 @@ func (r *run) afterPlanN(ctx context.Context, req *ModelRequest, resp *ModelResp
 
 // beforeTool runs the BeforeTool hooks for an allowed call. It returns the
 // context for the tool, or the reason the call is blocked.
-func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Context, string, *hookError) {
+func (r *run) beforeTool(ctx context.Context, inv *ToolCall) (context.Context, string, *hookError) {
 	for i, h := range r.p.hooks {
 		if h.BeforeTool == nil {
 			continue
@@ -284,8 +242,9 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 				reason, herr = fmt.Sprintf("blocked: a hook failed: %v", err.Err), err
 			}
 			// The hooks that saw the call start see it end.
-			out := ToolOutcome{Content: reason, IsError: true, Err: &blockedError{Reason: reason}}
-			for _, e := range r.afterToolN(ctx, inv, &out, i) {
+			res := ToolResult{Turn: inv.Turn, Tool: inv.Tool.Name, Message: NewToolMessage(inv.ToolUseID, reason, true),
+				Err: &ToolError{Tool: inv.Tool.Name, ToolUseID: inv.ToolUseID, Err: &blockedError{Reason: reason}}}
+			for _, e := range r.afterToolN(ctx, inv, &res, i) {
 				r.hookFailed(e)
 			}
 			return ctx, reason, herr
@@ -296,19 +255,19 @@ func (r *run) beforeTool(ctx context.Context, inv *ToolInvocation) (context.Cont
 
 // afterTool runs the AfterTool hooks; failures are returned to be reported
 // by the run's goroutine.
-func (r *run) afterTool(ctx context.Context, inv *ToolInvocation, out *ToolOutcome) []*hookError {
-	return r.afterToolN(ctx, inv, out, len(r.p.hooks))
+func (r *run) afterTool(ctx context.Context, inv *ToolCall, res *ToolResult) []*hookError {
+	return r.afterToolN(ctx, inv, res, len(r.p.hooks))
 }
 
 // afterToolN runs the AfterTool hooks of the first n Hooks, last first.
-func (r *run) afterToolN(ctx context.Context, inv *ToolInvocation, out *ToolOutcome, n int) []*hookError {
+func (r *run) afterToolN(ctx context.Context, inv *ToolCall, res *ToolResult, n int) []*hookError {
 	var errs []*hookError
 	for i := n - 1; i >= 0; i-- {
 		h := r.p.hooks[i]
 		if h.AfterTool == nil {
 			continue
 		}
-		if err := callHook("AfterTool", i, func() error { h.AfterTool(ctx, inv, out); return nil }); err != nil {
+		if err := callHook("AfterTool", i, func() error { h.AfterTool(ctx, inv, res); return nil }); err != nil {
 			errs = append(errs, err)
 		}
 	}

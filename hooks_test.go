@@ -33,11 +33,11 @@ func recordingHooks(name string, log *[]string, mu *sync.Mutex) agentrt.Hooks {
 			return ctx, nil
 		},
 		AfterPlan: func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { add("after-plan") },
-		BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
+		BeforeTool: func(ctx context.Context, _ *agentrt.ToolCall) (context.Context, error) {
 			add("before-tool")
 			return ctx, nil
 		},
-		AfterTool: func(context.Context, *agentrt.ToolInvocation, *agentrt.ToolOutcome) { add("after-tool") },
+		AfterTool: func(context.Context, *agentrt.ToolCall, *agentrt.ToolResult) { add("after-tool") },
 	}
 }
 
@@ -75,14 +75,14 @@ func TestHooksChangeRequestInputOutputAndContext(t *testing.T) {
 			req.System += " (audited)"
 			return ctx, nil
 		},
-		BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+		BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 			in := call.Input.(AddIn)
 			in.B = 100
 			call.Input = in
 			return context.WithValue(ctx, ctxKey{}, "from hook"), nil
 		},
-		AfterTool: func(_ context.Context, _ *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
-			out.Content = "result: " + out.Content
+		AfterTool: func(_ context.Context, _ *agentrt.ToolCall, out *agentrt.ToolResult) {
+			out.Message.Content = "result: " + out.Message.Content
 		},
 	}}
 	events, msgs, err := runAgent(t, ag, store, "go")
@@ -99,13 +99,13 @@ func TestHookBlocksToolCall(t *testing.T) {
 	tool := agentrt.NewTool("add", "Add.", func(ctx context.Context, in AddIn) (int, error) { ran = true; return 0, nil }, agentrt.ReadOnly())
 	script := agenttest.Script(agenttest.CallTool("add", `{"a":1,"b":2}`), agenttest.Reply("ok"))
 	ag, store := newAgent(script, tool)
-	ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+	ag.Hooks = []agentrt.Hooks{{BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 		return ctx, errors.New("additions are paused for maintenance")
 	}}}
 	events, msgs, err := runAgent(t, ag, store, "go")
 	require.NoError(t, err)
 	assert.False(t, ran)
-	assert.Equal(t, agentrt.NewToolResult("call_1", "additions are paused for maintenance", true), msgs[2])
+	assert.Equal(t, agentrt.NewToolMessage("call_1", "additions are paused for maintenance", true), msgs[2])
 	decisions := agenttest.Filter[agentrt.PermissionDecision](events)
 	require.Len(t, decisions, 2)
 	assert.Equal(t, "hook", decisions[1].Decision.Source)
@@ -129,8 +129,8 @@ func TestPanickingHooksAreContained(t *testing.T) {
 	ag.Hooks = []agentrt.Hooks{{
 		OnRunStart: func(context.Context, *agentrt.RunInfo) context.Context { panic("start") },
 		AfterPlan:  func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { panic("after plan") },
-		BeforeTool: func(context.Context, *agentrt.ToolInvocation) (context.Context, error) { panic("before tool") },
-		AfterTool:  func(context.Context, *agentrt.ToolInvocation, *agentrt.ToolOutcome) { panic("after tool") },
+		BeforeTool: func(context.Context, *agentrt.ToolCall) (context.Context, error) { panic("before tool") },
+		AfterTool:  func(context.Context, *agentrt.ToolCall, *agentrt.ToolResult) { panic("after tool") },
 		OnRunEnd:   func(context.Context, *agentrt.RunInfo, agentrt.Done, error) { panic("end") },
 	}}
 	events, msgs, err := runAgent(t, ag, store, "go")
@@ -287,16 +287,16 @@ func (l *hookLog) hooks(name string, failPlan, failTool func() error) agentrt.Ho
 		AfterPlan: func(_ context.Context, _ *agentrt.ModelRequest, _ *agentrt.ModelResponse, err error) {
 			l.add(fmt.Sprintf("%s:after-plan(err=%v)", name, err != nil))
 		},
-		BeforeTool: func(ctx context.Context, _ *agentrt.ToolInvocation) (context.Context, error) {
+		BeforeTool: func(ctx context.Context, _ *agentrt.ToolCall) (context.Context, error) {
 			l.add(name + ":before-tool")
 			if failTool != nil {
 				return ctx, failTool()
 			}
 			return ctx, nil
 		},
-		AfterTool: func(_ context.Context, _ *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
-			l.add(fmt.Sprintf("%s:after-tool(%q,%v)", name, out.Content, out.IsError))
-			out.Content = "changed by " + name // dropped for a blocked call
+		AfterTool: func(_ context.Context, _ *agentrt.ToolCall, out *agentrt.ToolResult) {
+			l.add(fmt.Sprintf("%s:after-tool(%q,%v)", name, out.Message.Content, out.Message.IsError))
+			out.Message.Content = "changed by " + name // dropped for a blocked call
 		},
 	}
 }

@@ -40,7 +40,7 @@ func TestJSONLResumeRepairsDanglingToolUse(t *testing.T) {
 		agentrt.NewAssistantMessage(
 			agentrt.ToolUseBlock("w1", "write", json.RawMessage(`{"path":"a"}`)),
 			agentrt.ToolUseBlock("w2", "write", json.RawMessage(`{"path":"b"}`))),
-		agentrt.NewToolResult("w1", "ok", false))
+		agentrt.NewToolMessage("w1", "ok", false))
 	// ...and a half-written line after it.
 	f, err := os.OpenFile(sessionFile(s, "s1"), os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestJSONLResumeRepairsDanglingToolUse(t *testing.T) {
 	msgs := load(t, s, "s1")
 	agenttest.AssertInvariants(t, msgs)
 	require.Len(t, msgs, 5)
-	assert.Equal(t, agentrt.NewToolResult("w1", "ok", false), msgs[2])
+	assert.Equal(t, agentrt.NewToolMessage("w1", "ok", false), msgs[2])
 	assert.Equal(t, "w2", msgs[3].ToolUseID)
 	assert.True(t, msgs[3].IsError)
 	assert.Contains(t, msgs[3].Content, "interrupted")
@@ -184,7 +184,7 @@ func TestJSONLRunWritesAheadAndAudits(t *testing.T) {
 		agenttest.CallTools(agenttest.ToolUse("echo", `{"text":"hi"}`), agenttest.ToolUse("save", `{"text":"x"}`)).
 			WithUsage(agentrt.Usage{InputTokens: 10, OutputTokens: 5}),
 		agenttest.Reply("done").WithUsage(agentrt.Usage{InputTokens: 20, OutputTokens: 2}))
-	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	ask := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 		return agentrt.Decision{Allow: true}, nil
 	})
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{jsonlEchoTool(), save}, Planner: script, Store: s, Permission: ask}

@@ -23,7 +23,7 @@ func benchMessage(i int) agentrt.Message {
 		return agentrt.NewAssistantMessage(agentrt.TextBlock("Let me read it."),
 			agentrt.ToolUseBlock(fmt.Sprintf("call_%d", i), "read_file", json.RawMessage(fmt.Sprintf(`{"path":"src/file_%d.go"}`, i))))
 	case 2:
-		return agentrt.NewToolResult(fmt.Sprintf("call_%d", i-1), strings.Repeat("package main\n\nfunc main() {}\n", 10), false)
+		return agentrt.NewToolMessage(fmt.Sprintf("call_%d", i-1), strings.Repeat("package main\n\nfunc main() {}\n", 10), false)
 	default:
 		return agentrt.NewAssistantMessage(agentrt.TextBlock("It declares an empty main function in package main; nothing else happens."))
 	}

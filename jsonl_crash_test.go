@@ -52,7 +52,7 @@ func crashMessage(i int) agentrt.Message {
 		if crashBig(i) {
 			content += strings.Repeat(fmt.Sprintf(" %d", i), 128<<10/(len(strconv.Itoa(i))+1))
 		}
-		return agentrt.NewToolResult(fmt.Sprintf("call_%d", i-1), content, i%8 == 6)
+		return agentrt.NewToolMessage(fmt.Sprintf("call_%d", i-1), content, i%8 == 6)
 	default:
 		return agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprintf("answer %d", i)))
 	}

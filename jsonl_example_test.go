@@ -99,7 +99,7 @@ func ExampleJSONLStore_Append() {
 		agentrt.ToolUseBlock("call_1", "add", json.RawMessage(`{"a": 2, "b": 40}`))))
 	store.AppendRecord(ctx, "s1", agentrt.Record{Kind: agentrt.RecordPermission,
 		Data: json.RawMessage(`{"tool_use_id":"call_1","tool":"add","allow":true,"source":"user"}`)})
-	store.Append(ctx, "s1", agentrt.NewToolResult("call_1", "42", false))
+	store.Append(ctx, "s1", agentrt.NewToolMessage("call_1", "42", false))
 
 	b, err := os.ReadFile(filepath.Join(dir, "s1.jsonl"))
 	if err != nil {
@@ -197,7 +197,7 @@ func ExampleJSONLStore_Lines() {
 		Planner: agenttest.Script(
 			agenttest.CallTools(agenttest.ToolUse("remove", `{"path":"a.txt"}`), agenttest.ToolUse("remove", `{"path":"/etc"}`)),
 			agenttest.Reply("Removed a.txt; /etc was refused.")),
-		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 			if string(req.RawInput) == `{"path":"/etc"}` {
 				return agentrt.Decision{Reason: "not under the project", Source: "hook"}, nil
 			}

@@ -102,7 +102,7 @@ func TestJSONLFileFormat(t *testing.T) {
 			agentrt.ToolUseBlock("call_1", "add", json.RawMessage("{\"a\": 2,\n \"b\": 40}"))))
 	require.NoError(t, s.AppendRecord(ctx, "s1", agentrt.Record{Kind: agentrt.RecordPermission,
 		Data: json.RawMessage(`{"tool_use_id": "call_1", "tool": "add", "allow": true, "source": "policy"}`)}))
-	appendAll(t, s, "s1", agentrt.NewToolResult("call_1", "42", false), agentrt.NewToolResult("call_2", "no such tool", true))
+	appendAll(t, s, "s1", agentrt.NewToolMessage("call_1", "42", false), agentrt.NewToolMessage("call_2", "no such tool", true))
 
 	want := `{"kind":"header","version":1,"session_id":"s1","created":"2026-01-02T03:04:05Z"}
 {"kind":"message","seq":1,"ts":"2026-01-02T03:04:06Z","message":{"role":"user","content":"What is 2+40? <ok> & \"fine\"\nbye"}}
@@ -506,7 +506,7 @@ func TestJSONLFork(t *testing.T) {
 	msgs := []agentrt.Message{
 		agentrt.NewUserMessage("first question"),
 		agentrt.NewAssistantMessage(agentrt.ToolUseBlock("call_1", "add", json.RawMessage(`{"a":1,"b":2}`))),
-		agentrt.NewToolResult("call_1", "3", false),
+		agentrt.NewToolMessage("call_1", "3", false),
 		agentrt.NewAssistantMessage(agentrt.TextBlock("3")),
 		agentrt.NewUserMessage("second question"),
 		agentrt.NewAssistantMessage(agentrt.TextBlock("sure")),
@@ -630,7 +630,7 @@ func TestJSONLList(t *testing.T) {
 
 	// Appends after a List are picked up (the scan resumes where it stopped).
 	long := strings.Repeat("word ", 30000) // a first user message longer than the read buffer
-	appendAll(t, s, "b", agentrt.NewUserMessage(long), agentrt.NewToolResult("x", strings.Repeat("y", 200000), false))
+	appendAll(t, s, "b", agentrt.NewUserMessage(long), agentrt.NewToolMessage("x", strings.Repeat("y", 200000), false))
 	require.NoError(t, s.AppendRecord(ctx, "b", agentrt.Record{Kind: "usage", Data: json.RawMessage(`{}`)}))
 	got = list()
 	assert.Equal(t, agentrt.SessionInfo{ID: "b", Created: at(2), Updated: at(7), Messages: 3,
@@ -814,7 +814,7 @@ func TestJSONLLongLines(t *testing.T) {
 	msgs := []agentrt.Message{
 		agentrt.NewUserMessage("read the big file"),
 		agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c1", "read", json.RawMessage(`{"path":"big"}`))),
-		agentrt.NewToolResult("c1", big, false),
+		agentrt.NewToolMessage("c1", big, false),
 		agentrt.NewAssistantMessage(agentrt.TextBlock("done")),
 	}
 	unlock, err := s.Lock(ctx, "big")
@@ -837,7 +837,7 @@ func TestJSONLLongLines(t *testing.T) {
 
 	// A store with a small limit refuses what it could not read back...
 	small := newJSONLStore(t, &agentrt.JSONLOptions{MaxLineSize: 1024})
-	err = small.Append(ctx, "s", agentrt.NewToolResult("c", strings.Repeat("x", 2000), false))
+	err = small.Append(ctx, "s", agentrt.NewToolMessage("c", strings.Repeat("x", 2000), false))
 	require.ErrorIs(t, err, agentrt.ErrLineTooLong)
 	assert.Empty(t, load(t, small, "s"))
 	// ...and reports a longer line in the middle of a file as corrupt.

@@ -390,7 +390,7 @@ func unanswered(msgs []Message, result func(Block) Message) []Message {
 const interruptedText = "interrupted: the previous run stopped before this tool finished; it may or may not have taken effect"
 
 // interruptedResult answers a tool_use a run left open.
-func interruptedResult(b Block) Message { return NewToolResult(b.ID, interruptedText, true) }
+func interruptedResult(b Block) Message { return NewToolMessage(b.ID, interruptedText, true) }
 
 // stoppedText is the result of a call of the current turn that a
 // stopping run answers: "not run", or, for a call whose tool ran but whose
@@ -413,7 +413,7 @@ func (l *loop) stoppedResult(b Block) Message {
 			return c.result
 		}
 	}
-	return NewToolResult(b.ID, l.stoppedText(b), true)
+	return NewToolMessage(b.ID, l.stoppedText(b), true)
 }
 
 // notRunText is the result of a call the run stopped before it started.
@@ -440,7 +440,7 @@ type call struct {
 	input     any
 	rewrite   any // the permission checker's replacement input, if any
 	ctx       context.Context
-	inv       *ToolInvocation
+	inv       *ToolCall
 	herrs     []*hookError
 	stage     stage
 	skip      bool          // decided without running (in a parallel group)
@@ -450,9 +450,22 @@ type call struct {
 	needAfter bool          // AfterTool hooks are due after a contained Goexit
 }
 
+// callEvent returns the ToolCall event of c, yielded before c is handled.
+func (l *loop) callEvent(c *call) ToolCall {
+	ev := ToolCall{SessionID: l.sessionID, Turn: l.turn, ToolUseID: c.use.ID, RawInput: c.use.Input}
+	if e := c.entry; e != nil {
+		ev.Tool = e.spec
+	} else if e, ok := l.p.tools[c.use.Name]; ok {
+		ev.Tool = e.spec
+	} else {
+		ev.Tool.Name = c.use.Name
+	}
+	return ev
+}
+
 // decide gives c an error result without running it.
 func (c *call) decide(text string, err error) {
-	c.result = NewToolResult(c.use.ID, text, true)
+	c.result = NewToolMessage(c.use.ID, text, true)
 	if err == nil {
 		err = errors.New(text)
 	}

@@ -177,7 +177,7 @@ func TestRunCheckerPanicIsADenial(t *testing.T) {
 	write := agentrt.NewTool("write", "Write.", func(context.Context, WriteIn) (string, error) { ran = true; return "ok", nil })
 	script := agenttest.Script(agenttest.CallTool("write", `{"path":"a"}`), agenttest.Reply("done"))
 	ag, store := newAgent(script, write)
-	ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 		panic("checker bug")
 	})
 	_, msgs, err := runAgent(t, ag, store, "go")
@@ -292,12 +292,12 @@ func TestRunCancelDuringAppendEndsCancelledWithEveryResult(t *testing.T) {
 
 func TestRunCheckerMayKeepTheRequest(t *testing.T) {
 	t.Parallel()
-	var kept []*agentrt.ToolInvocation
+	var kept []*agentrt.ToolCall
 	write := agentrt.NewTool("write", "Write.", func(context.Context, WriteIn) (string, error) { return "ok", nil })
 	script := agenttest.Script(agenttest.CallTools(
 		agenttest.ToolUse("write", `{"path":"a"}`), agenttest.ToolUse("write", `{"path":"b"}`)), agenttest.Reply("done"))
 	ag, store := newAgent(script, write)
-	ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		kept = append(kept, req)
 		return agentrt.Decision{Allow: true}, nil
 	})

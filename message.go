@@ -141,9 +141,9 @@ func NewAssistantMessage(blocks ...Block) Message {
 	return Message{Role: RoleAssistant, Blocks: blocks}
 }
 
-// NewToolResult returns the result of the tool_use with the given id.
+// NewToolMessage returns the result of the tool_use with the given id.
 // isError marks a failure that the model should see as such.
-func NewToolResult(toolUseID, content string, isError bool) Message {
+func NewToolMessage(toolUseID, content string, isError bool) Message {
 	return Message{Role: RoleTool, ToolUseID: toolUseID, Content: content, IsError: isError}
 }
 

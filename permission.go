@@ -41,7 +41,7 @@ type Decision struct {
 	// for later calls of the same tool (of every tool with AnyTool) whose
 	// input matches Pattern: the runtime applies it, with Source
 	// "remembered", to such a call the checker defers ([Decision.Pending]), and
-	// passes it to the checker as ToolInvocation.Remembered
+	// passes it to the checker as ToolCall.Remembered
 	// ([AskOnWrite] answers with it instead of asking). The rule is
 	// recorded in the session's permission record, so it holds on every
 	// later run of the session, in any process. A store that keeps no
@@ -64,14 +64,14 @@ type Decision struct {
 //
 // An error from Check denies the call; the model sees the error's text.
 type PermissionChecker interface {
-	Check(ctx context.Context, req *ToolInvocation) (Decision, error)
+	Check(ctx context.Context, req *ToolCall) (Decision, error)
 }
 
 // PermissionFunc adapts a function to a [PermissionChecker].
-type PermissionFunc func(ctx context.Context, req *ToolInvocation) (Decision, error)
+type PermissionFunc func(ctx context.Context, req *ToolCall) (Decision, error)
 
 // Check calls f(ctx, req).
-func (f PermissionFunc) Check(ctx context.Context, req *ToolInvocation) (Decision, error) {
+func (f PermissionFunc) Check(ctx context.Context, req *ToolCall) (Decision, error) {
 	return f(ctx, req)
 }
 
@@ -83,7 +83,7 @@ func AllowReadOnly() PermissionChecker { return allowReadOnly{} }
 
 type allowReadOnly struct{}
 
-func (allowReadOnly) Check(_ context.Context, req *ToolInvocation) (Decision, error) {
+func (allowReadOnly) Check(_ context.Context, req *ToolCall) (Decision, error) {
 	if req.Tool.ReadOnly {
 		return Decision{Allow: true, Source: "policy"}, nil
 	}
@@ -99,13 +99,13 @@ func AllowAll() PermissionChecker { return allowAll{} }
 
 type allowAll struct{}
 
-func (allowAll) Check(context.Context, *ToolInvocation) (Decision, error) {
+func (allowAll) Check(context.Context, *ToolCall) (Decision, error) {
 	return Decision{Allow: true, Source: "policy"}, nil
 }
 
 // AskOnWrite returns a policy that allows read-only tools and asks ask
 // about each write tool call, unless the person already answered "always"
-// for such a call in this session ([ToolInvocation.Remembered]): then
+// for such a call in this session ([ToolCall.Remembered]): then
 // that decision is returned without asking. ask returns the person's
 // decision; a Source left empty is reported as "user". An allowing
 // decision with Always set is remembered by the runtime for the rest of
@@ -123,7 +123,7 @@ func AskOnWrite(ask PermissionFunc) PermissionChecker {
 
 type askOnWrite struct{ ask PermissionFunc }
 
-func (a askOnWrite) Check(ctx context.Context, req *ToolInvocation) (Decision, error) {
+func (a askOnWrite) Check(ctx context.Context, req *ToolCall) (Decision, error) {
 	if req.Tool.ReadOnly {
 		return Decision{Allow: true, Source: "policy"}, nil
 	}

@@ -25,7 +25,7 @@ func TestInvalidPatternRemembersNothing(t *testing.T) {
 		{`"path":(`, 2},
 	} {
 		asked := 0
-		ask := func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		ask := func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 			asked++
 			return agentrt.Decision{Allow: true, Always: true, Pattern: tc.pattern}, nil
 		}

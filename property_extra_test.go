@@ -912,7 +912,7 @@ func TestRunExtraPropertyChecksCatchBreakage(t *testing.T) {
 	}
 	big := agentrt.NewAssistantMessage(agentrt.ToolUseBlock("a", "big", json.RawMessage(`{"k":"x","n":10}`)))
 	ps = nil
-	xCheckResults(&ps, &xScenario{lineSize: 1500, maxOut: -1}, []agentrt.Message{big, agentrt.NewToolResult("a", "short", false)}, &xOracle{})
+	xCheckResults(&ps, &xScenario{lineSize: 1500, maxOut: -1}, []agentrt.Message{big, agentrt.NewToolMessage("a", "short", false)}, &xOracle{})
 	if len(ps) == 0 {
 		t.Error("xCheckResults passed a too-long result that is not an error")
 	}

@@ -556,7 +556,7 @@ func (propBadSpecTool) Execute(context.Context, any) (string, error) { return ""
 // propChecker is a permission checker that allows, denies, fails, panics,
 // calls Goexit or rewrites the input, per tool_use.
 func propChecker(plan *propPlan) agentrt.PermissionChecker {
-	return agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	return agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		in, _ := req.Input.(propIn)
 		f := plan.pick("perm", in.K)
 		switch f {
@@ -611,7 +611,7 @@ func propHooks(plan *propPlan) agentrt.Hooks {
 			return ctx, stage("BeforePlan")
 		},
 		AfterPlan: func(context.Context, *agentrt.ModelRequest, *agentrt.ModelResponse, error) { _ = stage("AfterPlan") },
-		BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+		BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 			f, key := toolStage("BeforeTool", call.Input)
 			if f == fBlock {
 				plan.record(propFired{Kind: "hook:BeforeTool", Key: key, Mode: f})
@@ -619,7 +619,7 @@ func propHooks(plan *propPlan) agentrt.Hooks {
 			}
 			return ctx, plan.act("hook:BeforeTool", key, f)
 		},
-		AfterTool: func(_ context.Context, call *agentrt.ToolInvocation, _ *agentrt.ToolOutcome) {
+		AfterTool: func(_ context.Context, call *agentrt.ToolCall, _ *agentrt.ToolResult) {
 			f, key := toolStage("AfterTool", call.Input)
 			_ = plan.act("hook:AfterTool", key, f)
 		},
@@ -1038,13 +1038,13 @@ func propCheckEvents(ps *propProblems, o propOutcome, added []agentrt.Message, l
 			uses, nextCall = e.Message.ToolUses(), 0
 		case agentrt.ToolCall:
 			if nextCall >= len(uses) {
-				ps.add("events: a ToolCall that is not the next tool_use", "event %d: %q, %d tool_uses", i, e.ToolUse.ID, len(uses))
+				ps.add("events: a ToolCall that is not the next tool_use", "event %d: %q, %d tool_uses", i, e.ToolUseID, len(uses))
 				continue
 			}
-			if u := uses[nextCall]; u.ID != e.ToolUse.ID || u.Name != e.ToolUse.Name {
-				ps.add("events: ToolCalls out of tool_use order", "event %d: %q, want tool_use %d %q", i, e.ToolUse.ID, nextCall, u.ID)
+			if u := uses[nextCall]; u.ID != e.ToolUseID || u.Name != e.Tool.Name {
+				ps.add("events: ToolCalls out of tool_use order", "event %d: %q, want tool_use %d %q", i, e.ToolUseID, nextCall, u.ID)
 			}
-			c := call{id: e.ToolUse.ID, pos: -1}
+			c := call{id: e.ToolUseID, pos: -1}
 			if pos >= 0 {
 				c.pos = pos + 1 + nextCall
 			}
@@ -1293,7 +1293,7 @@ func propItems(items []propItem) string {
 		case agentrt.Done:
 			parts = append(parts, fmt.Sprintf("Done(%s)", e.Reason))
 		case agentrt.ToolCall:
-			parts = append(parts, fmt.Sprintf("Call(%q)", e.ToolUse.ID))
+			parts = append(parts, fmt.Sprintf("Call(%q)", e.ToolUseID))
 		case agentrt.ToolResult:
 			parts = append(parts, fmt.Sprintf("Result(%q err=%v)", e.Message.ToolUseID, e.Message.IsError))
 		case agentrt.HookFailed:
@@ -1345,7 +1345,7 @@ func propInterrupted(msgs []agentrt.Message) []agentrt.Message {
 			}
 		}
 		if !answered {
-			out = append(out, agentrt.NewToolResult(b.ID, "interrupted", true))
+			out = append(out, agentrt.NewToolMessage(b.ID, "interrupted", true))
 		}
 	}
 	return out

@@ -264,7 +264,7 @@ func propGenerate(seed uint64, store string) *propScenario {
 		}
 		sc.prefill = append(sc.prefill, agentrt.NewUserMessage("earlier"), agentrt.NewAssistantMessage(blocks...))
 		for i := range r.IntN(m + 1) {
-			sc.prefill = append(sc.prefill, agentrt.NewToolResult(blocks[i].ID, "old result", false))
+			sc.prefill = append(sc.prefill, agentrt.NewToolMessage(blocks[i].ID, "old result", false))
 		}
 		if r.IntN(2) == 0 {
 			sc.input = ""
@@ -569,12 +569,12 @@ func TestRunPropertyChecksCatchBreakage(t *testing.T) {
 	}
 	user := agentrt.NewUserMessage("go")
 	asst := agentrt.NewAssistantMessage(use("a"), use("b"))
-	ra, rb := agentrt.NewToolResult("a", "ok:u1", false), agentrt.NewToolResult("b", "x", false)
+	ra, rb := agentrt.NewToolMessage("a", "ok:u1", false), agentrt.NewToolMessage("b", "x", false)
 	sessions := map[string][]agentrt.Message{
 		"missing result":   {user, asst, ra},
 		"swapped results":  {user, asst, rb, ra},
 		"id reused later":  {user, agentrt.NewAssistantMessage(use("a")), ra, agentrt.NewAssistantMessage(use("a")), ra},
-		"invalid UTF-8 id": {user, agentrt.NewAssistantMessage(use("a\xff")), agentrt.NewToolResult("a\xff", "", true)},
+		"invalid UTF-8 id": {user, agentrt.NewAssistantMessage(use("a\xff")), agentrt.NewToolMessage("a\xff", "", true)},
 		"stray result":     {user, ra},
 	}
 	for name, msgs := range sessions {
@@ -592,7 +592,10 @@ func TestRunPropertyChecksCatchBreakage(t *testing.T) {
 
 	done := agentrt.Done{Reason: agentrt.StopComplete}
 	am := agentrt.AssistantMessage{Message: asst}
-	call := func(id string) agentrt.Event { return agentrt.ToolCall{ToolUse: use(id)} }
+	call := func(id string) agentrt.Event {
+		u := use(id)
+		return agentrt.ToolCall{ToolUseID: u.ID, Tool: agentrt.ToolSpec{Name: u.Name}, RawInput: u.Input}
+	}
 	res := func(m agentrt.Message) agentrt.Event { return agentrt.ToolResult{Message: m} }
 	outcomes := map[string][]propItem{
 		"no Done":               {{ev: am}},
@@ -604,7 +607,7 @@ func TestRunPropertyChecksCatchBreakage(t *testing.T) {
 		"event with error":      {{ev: done, err: errPropStore}},
 		"results out of order":  {{ev: am}, {ev: call("a")}, {ev: call("b")}, {ev: res(rb)}, {ev: res(ra)}, {ev: done}},
 		"call without result":   {{ev: am}, {ev: call("a")}, {ev: call("b")}, {ev: res(ra)}, {ev: done}},
-		"result differs":        {{ev: am}, {ev: call("a")}, {ev: res(agentrt.NewToolResult("a", "other", false))}, {ev: call("b")}, {ev: res(rb)}, {ev: done}},
+		"result differs":        {{ev: am}, {ev: call("a")}, {ev: res(agentrt.NewToolMessage("a", "other", false))}, {ev: call("b")}, {ev: res(rb)}, {ev: done}},
 		"calls out of tool_use": {{ev: am}, {ev: call("b")}, {ev: res(rb)}, {ev: call("a")}, {ev: res(ra)}, {ev: done}},
 	}
 	for name, items := range outcomes {
@@ -630,7 +633,7 @@ func TestRunPropertyChecksCatchBreakage(t *testing.T) {
 	plan.record(propFired{Kind: "perm", Key: "u1", Mode: fBlock})
 	plan.execs["u1"] = 1
 	ps = nil
-	propCheckFaults(&ps, plan, []agentrt.Message{agentrt.NewAssistantMessage(use("a")), agentrt.NewToolResult("a", "denied", true)}, nil)
+	propCheckFaults(&ps, plan, []agentrt.Message{agentrt.NewAssistantMessage(use("a")), agentrt.NewToolMessage("a", "denied", true)}, nil)
 	if len(ps) == 0 {
 		t.Error("propCheckFaults passed a denied call that ran")
 	}

@@ -404,7 +404,7 @@ func (r *run) appendResult(c *call) error {
 		return err
 	}
 	c.full = ""
-	c.result = NewToolResult(c.use.ID, fmt.Sprintf("tool %q: its result could not be stored in the session (%d bytes): %v", c.use.Name, len(c.result.Content), textcut.Ellipsis(err.Error(), 300)), true)
+	c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q: its result could not be stored in the session (%d bytes): %v", c.use.Name, len(c.result.Content), textcut.Ellipsis(err.Error(), 300)), true)
 	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 	return r.append(c.result)
 }

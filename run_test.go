@@ -357,8 +357,8 @@ func (c *yieldChecker) check(ev agentrt.Event) {
 			}
 		}
 	case agentrt.ToolCall:
-		assert.Contains(t, c.storedUses(msgs), e.ToolUse.ID, "a ToolCall's tool_use is in the store when it is yielded")
-		assert.Contains(t, c.turnIDs, e.ToolUse.ID)
+		assert.Contains(t, c.storedUses(msgs), e.ToolUseID, "a ToolCall's tool_use is in the store when it is yielded")
+		assert.Contains(t, c.turnIDs, e.ToolUseID)
 	case agentrt.ToolResult:
 		i := slices.IndexFunc(msgs, func(m agentrt.Message) bool {
 			return m.Role == agentrt.RoleTool && m.ToolUseID == e.Message.ToolUseID
@@ -426,7 +426,7 @@ func TestDurableAtEveryYield(t *testing.T) {
 	text := func(s string, uses ...agentrt.Block) agenttest.Step {
 		return agenttest.Respond(agentrt.NewAssistantMessage(append([]agentrt.Block{agentrt.TextBlock(s)}, uses...)...))
 	}
-	askWrites := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	askWrites := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
 			return agentrt.Decision{Allow: true}, nil
 		}

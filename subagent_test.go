@@ -34,7 +34,7 @@ func TestAgentToolDelegates(t *testing.T) {
 	parentScript := agenttest.Script(agenttest.CallTool("math", `{"task":"add 20 and 22"}`), agenttest.Reply("42, says math"))
 	var asked []string
 	coordinator := &agentrt.Agent{Name: "coord", Tools: []agentrt.Tool{delegate}, Planner: parentScript, Store: store,
-		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 			asked = append(asked, req.Tool.Name+"@"+req.SessionID)
 			if req.Tool.Name == "write" {
 				return agentrt.Decision{Reason: "no writes today"}, nil
@@ -83,7 +83,7 @@ func TestAgentToolOwnPermissionAndOptions(t *testing.T) {
 	var childAsked []string
 	specialist := &agentrt.Agent{Tools: []agentrt.Tool{write}, Store: store,
 		Planner: agenttest.Script(agenttest.CallTool("write", `{"path":"a.txt"}`), agenttest.Reply("done")),
-		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 			childAsked = append(childAsked, req.Tool.Name)
 			return agentrt.Decision{Reason: "the child says no"}, nil
 		})}
@@ -94,7 +94,7 @@ func TestAgentToolOwnPermissionAndOptions(t *testing.T) {
 	var parentAsked []string
 	coordinator := &agentrt.Agent{Tools: []agentrt.Tool{delegate}, Store: store,
 		Planner: agenttest.Script(agenttest.CallTool("writer", `{"task":"write a.txt"}`), agenttest.Reply("ok")),
-		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 			parentAsked = append(parentAsked, req.Tool.Name)
 			return agentrt.Decision{Allow: true}, nil
 		})}

@@ -210,17 +210,17 @@ func TestMessageHelpers(t *testing.T) {
 	assert.Len(t, m.ToolUses(), 1)
 	assert.True(t, m.HasToolUse())
 	assert.Equal(t, `assistant: Let me  add. [tool_use c1 add {"a":2,"b":40}]`, m.String())
-	assert.Equal(t, "tool c2 (error): nope", agentrt.NewToolResult("c2", "nope", true).String())
+	assert.Equal(t, "tool c2 (error): nope", agentrt.NewToolMessage("c2", "nope", true).String())
 	assert.Equal(t, "user: hi", agentrt.NewUserMessage("hi").String())
 	b, err := json.Marshal(m)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"role":"assistant","blocks":[{"type":"text","text":"Let me "},{"type":"text","text":"add."},{"type":"tool_use","id":"c1","name":"add","input":{"a":2,"b":40}}]}`, string(b))
-	b, err = json.Marshal(agentrt.NewToolResult("c2", "nope", true))
+	b, err = json.Marshal(agentrt.NewToolMessage("c2", "nope", true))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"role":"tool","tool_use_id":"c2","content":"nope","is_error":true}`, string(b))
 	var back agentrt.Message
 	require.NoError(t, json.Unmarshal(b, &back))
-	assert.Equal(t, agentrt.NewToolResult("c2", "nope", true), back)
+	assert.Equal(t, agentrt.NewToolMessage("c2", "nope", true), back)
 }
 
 func TestNewToolAnyField(t *testing.T) {

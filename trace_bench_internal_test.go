@@ -31,7 +31,7 @@ func BenchmarkTraceTurn(b *testing.B) {
 		r.traceModelCall(resp, nil, "")
 		c.start = r.now() // as execute does
 		r.traceToolCall(c)
-		hist = append(hist, resp.Message, NewToolResult("call_1", "42", false))
+		hist = append(hist, resp.Message, NewToolMessage("call_1", "42", false))
 		if r.l.turn%1000 == 0 {
 			_ = store.Delete(context.Background(), "s")
 		}
@@ -77,7 +77,7 @@ func traceRun(store *MemoryStore, _ *Agent, p *prepared, resp, final *ModelRespo
 	if traced {
 		r.traceToolCall(c)
 	}
-	hist = append(hist, resp.Message, NewToolResult("call_1", "42", false))
+	hist = append(hist, resp.Message, NewToolMessage("call_1", "42", false))
 	r.l.turn = 2
 	if traced {
 		r.tracePlan(hist, hist)

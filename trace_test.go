@@ -68,7 +68,7 @@ func TestTraceRecords(t *testing.T) {
 		BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
 			return agentrt.WithTraceSpan(ctx, "trace1", "plan"), nil
 		},
-		BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+		BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 			return agentrt.WithTraceSpan(ctx, "trace1", "tool-"+call.ToolUseID), nil
 		},
 	}

@@ -133,7 +133,7 @@ func Hooks(tp trace.TracerProvider) agentrt.Hooks {
 			fail(span, err)
 			span.End()
 		},
-		BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+		BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 			ctx, span := tracer.Start(ctx, "execute_tool "+call.Tool.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 				OperationName.String("execute_tool"),
 				ToolName.String(call.Tool.Name),
@@ -142,13 +142,13 @@ func Hooks(tp trace.TracerProvider) agentrt.Hooks {
 			))
 			return withIDs(ctx, span), nil
 		},
-		AfterTool: func(ctx context.Context, _ *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
+		AfterTool: func(ctx context.Context, _ *agentrt.ToolCall, res *agentrt.ToolResult) {
 			span := trace.SpanFromContext(ctx)
-			span.SetAttributes(ToolIsError.Bool(out.IsError))
-			if out.IsError {
-				err := out.Err
+			span.SetAttributes(ToolIsError.Bool(res.Message.IsError))
+			if res.Message.IsError {
+				err := res.Err
 				if err == nil {
-					err = fmt.Errorf("tool error: %s", out.Content)
+					err = fmt.Errorf("tool error: %s", res.Message.Content)
 				}
 				fail(span, err)
 			}

@@ -33,8 +33,8 @@ func Hooks(logger *slog.Logger) agentrt.Hooks {
 		AfterPlan: func(ctx context.Context, req *agentrt.ModelRequest, resp *agentrt.ModelResponse, err error) {
 			logPlan(ctx, logger, req, resp, err)
 		},
-		AfterTool: func(ctx context.Context, call *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
-			logTool(ctx, logger, call, out)
+		AfterTool: func(ctx context.Context, call *agentrt.ToolCall, res *agentrt.ToolResult) {
+			logTool(ctx, logger, call, res)
 		},
 		OnRunEnd: func(ctx context.Context, run *agentrt.RunInfo, done agentrt.Done, err error) {
 			logRunEnd(ctx, logger, run, done, err)
@@ -75,20 +75,20 @@ func logPlan(ctx context.Context, logger *slog.Logger, req *agentrt.ModelRequest
 }
 
 // logTool logs a tool call, and at debug level its input and output.
-func logTool(ctx context.Context, logger *slog.Logger, call *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
+func logTool(ctx context.Context, logger *slog.Logger, call *agentrt.ToolCall, res *agentrt.ToolResult) {
 	attrs := []slog.Attr{
 		slog.String("session", call.SessionID),
 		slog.Int("turn", call.Turn),
 		slog.String("tool", call.Tool.Name),
 		slog.String("tool_use_id", call.ToolUseID),
-		slog.Duration("duration", out.Duration),
-		slog.Bool("is_error", out.IsError),
+		slog.Duration("duration", res.Duration),
+		slog.Bool("is_error", res.Message.IsError),
 	}
 	level := slog.LevelInfo
-	if out.IsError {
+	if res.Message.IsError {
 		level = slog.LevelWarn
-		if out.Err != nil {
-			attrs = append(attrs, slog.String("error", out.Err.Error()))
+		if res.Err != nil {
+			attrs = append(attrs, slog.String("error", res.Err.Error()))
 		}
 	}
 	logger.LogAttrs(ctx, level, "agentrt: tool call", attrs...)
@@ -96,7 +96,7 @@ func logTool(ctx context.Context, logger *slog.Logger, call *agentrt.ToolInvocat
 		logger.LogAttrs(ctx, slog.LevelDebug, "agentrt: tool call content",
 			slog.String("session", call.SessionID), slog.String("tool_use_id", call.ToolUseID),
 			slog.String("input", textcut.Ellipsis(string(call.RawInput), 2000)),
-			slog.String("output", textcut.Ellipsis(out.Content, 2000)))
+			slog.String("output", textcut.Ellipsis(res.Message.Content, 2000)))
 	}
 }
 

@@ -44,7 +44,7 @@ func ExampleReplay() {
 	recorded := []agentrt.Message{
 		agentrt.NewUserMessage("Weather in Paris?"),
 		agentrt.NewAssistantMessage(agentrt.ToolUseBlock("call_1", "weather", []byte(`{"city":"Paris"}`))),
-		agentrt.NewToolResult("call_1", "sunny", false),
+		agentrt.NewToolMessage("call_1", "sunny", false),
 		agentrt.NewAssistantMessage(agentrt.TextBlock("It is sunny.")),
 	}
 	weather := agentrt.NewTool("weather", "Weather.", func(_ context.Context, in struct {

@@ -100,8 +100,8 @@ func ConformanceRequest() *agentrt.ModelRequest {
 				agentrt.ToolUseBlock("call_a", "weather", json.RawMessage(`{"city":"Paris"}`)),
 				agentrt.ToolUseBlock("call_b", "weather", json.RawMessage(`{"city":"Rome"}`)),
 			),
-			agentrt.NewToolResult("call_a", "18C, sunny", false),
-			agentrt.NewToolResult("call_b", "weather service unavailable", true),
+			agentrt.NewToolMessage("call_a", "18C, sunny", false),
+			agentrt.NewToolMessage("call_b", "weather service unavailable", true),
 			agentrt.NewUserMessage("Try Rome again, please."),
 		},
 		Tools: []agentrt.ToolSpec{
@@ -299,7 +299,7 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T, scenario string) 
 		follow := ConformanceRequest()
 		follow.Messages = append(follow.Messages, stored)
 		for _, u := range uses {
-			follow.Messages = append(follow.Messages, agentrt.NewToolResult(u.ID, "21C", false))
+			follow.Messages = append(follow.Messages, agentrt.NewToolMessage(u.ID, "21C", false))
 		}
 		resp2, err := p.Plan(ctx, follow)
 		if err != nil {

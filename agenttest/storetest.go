@@ -118,10 +118,10 @@ func sampleMessages() []agentrt.Message {
 			agentrt.ToolUseBlock("call_1", "add", json.RawMessage("{ \"a\": 2,\n  \"b\": 40 }")),
 			agentrt.ToolUseBlock("call_2", "lookup", json.RawMessage(`{"q":"x <y> & z","nested":{"list":[1,2.5e3,"s",null,true,false],"empty":{}},"z":-0.1}`)),
 		),
-		agentrt.NewToolResult("call_1", "42", false),
-		agentrt.NewToolResult("call_2", `unknown tool "lookup"`, true),
+		agentrt.NewToolMessage("call_1", "42", false),
+		agentrt.NewToolMessage("call_2", `unknown tool "lookup"`, true),
 		agentrt.NewAssistantMessage(agentrt.ToolUseBlock("call_3", "now", nil)),
-		agentrt.NewToolResult("call_3", "", false),
+		agentrt.NewToolMessage("call_3", "", false),
 		agentrt.NewAssistantMessage(agentrt.TextBlock("The answer is 42."), agentrt.TextBlock(" Second block.")),
 		agentrt.NewUserMessage("thanks"),
 	}

@@ -338,12 +338,12 @@ func TestJSONPlannerHistory(t *testing.T) {
 		agentrt.NewAssistantMessage(
 			agentrt.ToolUseBlock("json_2_1", "get_weather", json.RawMessage(`{"city": "Paris"}`)),
 			agentrt.ToolUseBlock("json_2_2", "get_weather", json.RawMessage(`{"city":"Rome"}`))),
-		agentrt.NewToolResult("json_2_1", "18°C and sunny in Paris", false),
-		agentrt.NewToolResult("json_2_2", "no data for Rome", true),
+		agentrt.NewToolMessage("json_2_1", "18°C and sunny in Paris", false),
+		agentrt.NewToolMessage("json_2_2", "no data for Rome", true),
 		// A message from a native tool-calling model earlier in the session.
 		agentrt.NewAssistantMessage(agentrt.TextBlock("Let me check the time."),
 			agentrt.ToolUseBlock("toolu_01", "get_time", nil)),
-		agentrt.NewToolResult("toolu_01", "12:00", false),
+		agentrt.NewToolMessage("toolu_01", "12:00", false),
 	}
 	before := slices.Clone(session)
 	for i := range before {
@@ -382,7 +382,7 @@ func TestJSONPlannerIDsAvoidCollisions(t *testing.T) {
 	req.Messages = []agentrt.Message{
 		agentrt.NewUserMessage("Time?"),
 		toolUse("json_2_1", "get_time", `{}`), // made by someone else
-		agentrt.NewToolResult("json_2_1", "11:00", false),
+		agentrt.NewToolMessage("json_2_1", "11:00", false),
 	}
 	resp, err := jsonplanner.New(model, nil).Plan(t.Context(), req)
 	require.NoError(t, err)
@@ -473,7 +473,7 @@ func TestJSONPlannerAgentRun(t *testing.T) {
 
 	results := agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, results, 1)
-	assert.Equal(t, agentrt.NewToolResult("json_1_1", "18°C and sunny in Paris", false), results[0].Message)
+	assert.Equal(t, agentrt.NewToolMessage("json_1_1", "18°C and sunny in Paris", false), results[0].Message)
 	assert.NoError(t, results[0].Err)
 
 	deltas := agenttest.Filter[agentrt.TextDelta](events)
@@ -494,7 +494,7 @@ func TestJSONPlannerAgentRun(t *testing.T) {
 	assert.Equal(t, []agentrt.Message{
 		agentrt.NewUserMessage("Weather in Paris?"),
 		toolUse("json_1_1", "get_weather", `{"city":"Paris"}`),
-		agentrt.NewToolResult("json_1_1", "18°C and sunny in Paris", false),
+		agentrt.NewToolMessage("json_1_1", "18°C and sunny in Paris", false),
 		agentrt.NewAssistantMessage(agentrt.TextBlock("It is 18°C and sunny in Paris.")),
 	}, msgs, "the session holds the decisions, not the raw JSON text")
 
@@ -562,7 +562,7 @@ func ExampleNew() {
 		}
 		switch e := ev.(type) {
 		case agentrt.ToolCall:
-			fmt.Println("call:", e.ToolUse)
+			fmt.Println("call:", e.ToolUseID, e.Tool.Name, string(e.RawInput))
 		case agentrt.ToolResult:
 			fmt.Println("result:", e.Message.Content)
 		case agentrt.Done:
@@ -570,7 +570,7 @@ func ExampleNew() {
 		}
 	}
 	// Output:
-	// call: [tool_use json_1_1 add {"a":2,"b":40}]
+	// call: json_1_1 add {"a":2,"b":40}
 	// result: 42
 	// done: 2 + 40 = 42
 }

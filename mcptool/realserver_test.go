@@ -100,7 +100,7 @@ func TestFilesystemServer(t *testing.T) {
 	}
 
 	var asked []string
-	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	perm := agentrt.AskOnWrite(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		var in struct{ Path string }
 		if err := json.Unmarshal(req.Input.(json.RawMessage), &in); err != nil {
 			return agentrt.Decision{}, err

@@ -25,7 +25,7 @@ type ServerOptions struct {
 	// agentrt.AllowReadOnly(): write tools are listed but every call of
 	// one is refused, because an MCP client may be a model with no human
 	// watching. Set agentrt.AllowAll() when the client is trusted with
-	// every tool, or a checker of your own. The ToolInvocation has the
+	// every tool, or a checker of your own. The ToolCall has the
 	// MCP session's id as SessionID (empty over stdio) and no ToolUseID.
 	// The reason of a denial is sent to the client as the call's isError
 	// result; the default checker's reason is worded for the client.
@@ -109,7 +109,7 @@ func serveTool(t agentrt.Tool, spec agentrt.ToolSpec, perm agentrt.PermissionChe
 		if err != nil {
 			return errorResult(fmt.Sprintf("invalid input for %q: %v", spec.Name, err)), nil
 		}
-		preq := &agentrt.ToolInvocation{Tool: spec, Input: in, RawInput: raw}
+		preq := &agentrt.ToolCall{Tool: spec, Input: in, RawInput: raw}
 		if req.Session != nil {
 			preq.SessionID = req.Session.ID()
 		}
@@ -150,7 +150,7 @@ func serveTool(t agentrt.Tool, spec agentrt.ToolSpec, perm agentrt.PermissionChe
 // agent and the programmer reading its session ("this agent", "the
 // program"); served to an MCP client, whether by the default checker or
 // by one that delegates to it, that denial is reworded for the client.
-func denialForClient(ctx context.Context, req *agentrt.ToolInvocation, reason string) string {
+func denialForClient(ctx context.Context, req *agentrt.ToolCall, reason string) string {
 	switch {
 	case reason == "":
 		return fmt.Sprintf("permission denied: the call of %q was refused", req.Tool.Name)

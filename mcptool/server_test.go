@@ -146,8 +146,8 @@ func TestServerCalls(t *testing.T) {
 func TestServerPermission(t *testing.T) {
 	t.Parallel()
 	nb := &notebook{}
-	var asked []*agentrt.ToolInvocation
-	perm := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	var asked []*agentrt.ToolCall
+	perm := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		asked = append(asked, req)
 		if req.Tool.ReadOnly {
 			return agentrt.Decision{Allow: true}, nil
@@ -195,7 +195,7 @@ func TestServerPermission(t *testing.T) {
 // default; a checker's own reason is sent as is.
 func TestServerDenialWording(t *testing.T) {
 	t.Parallel()
-	delegating := agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	delegating := agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		if strings.Contains(req.Input.(noteIn).Text, "secret") {
 			return agentrt.Decision{Reason: "no secrets in notes"}, nil
 		}
@@ -215,7 +215,7 @@ func TestServerDenialWording(t *testing.T) {
 			want: `permission denied: "append_note" is a write tool, and this MCP server lets its clients run read-only tools only`},
 		{name: "own reason", perm: delegating, text: "a secret", want: "no secrets in notes"},
 		{name: "no reason", text: "x", want: `permission denied: the call of "append_note" was refused`,
-			perm: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+			perm: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 				return agentrt.Decision{}, nil
 			})},
 	}

@@ -197,7 +197,7 @@ func (o *PlanOutput) message() (agentrt.Message, error) {
 // is left to a person (agentrt.Decision.Pending), whom the workflow asks.
 type askChecker struct{}
 
-func (askChecker) Check(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+func (askChecker) Check(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Decision{Allow: true}, nil
 	}
@@ -254,7 +254,7 @@ func (a *activities) tool(ctx context.Context, in ToolInput) (*ToolOutput, error
 	stop := heartbeat(ctx)
 	out, ran := step.Execute(ctx, in.Turn, agentrt.ToolUseBlock(in.ToolUseID, in.Name, in.Input), run, evs.add)
 	stop()
-	if out.IsError && ctx.Err() != nil {
+	if out.Message.IsError && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	res := toolOutput(out, ran)
@@ -262,8 +262,8 @@ func (a *activities) tool(ctx context.Context, in ToolInput) (*ToolOutput, error
 	return res, nil
 }
 
-func toolOutput(o agentrt.ToolOutcome, ran bool) *ToolOutput {
-	out := &ToolOutput{Content: o.Content, IsError: o.IsError, Blocks: o.Blocks, Duration: o.Duration, Ran: ran}
+func toolOutput(o agentrt.ToolResult, ran bool) *ToolOutput {
+	out := &ToolOutput{Content: o.Message.Content, IsError: o.Message.IsError, Blocks: o.Message.Blocks, Duration: o.Duration, Ran: ran}
 	var te *agentrt.ToolError
 	switch {
 	case errors.As(o.Err, &te) && te.Err != nil:
@@ -274,9 +274,9 @@ func toolOutput(o agentrt.ToolOutcome, ran bool) *ToolOutput {
 	return out
 }
 
-// outcome converts a ToolOutput back for loop.Loop.Settle.
-func (o *ToolOutput) outcome() agentrt.ToolOutcome {
-	out := agentrt.ToolOutcome{Content: o.Content, IsError: o.IsError, Blocks: o.Blocks, Duration: o.Duration}
+// result converts a ToolOutput back for loop.Loop.Settle.
+func (o *ToolOutput) result() agentrt.ToolResult {
+	out := agentrt.ToolResult{Message: agentrt.Message{Content: o.Content, IsError: o.IsError, Blocks: o.Blocks}, Duration: o.Duration}
 	if o.Error != "" {
 		out.Err = errors.New(o.Error)
 	}

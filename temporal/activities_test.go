@@ -85,9 +85,9 @@ func TestToolFailuresBecomeResults(t *testing.T) {
 	res := runResult(t, env)
 	results := toolResults(res.Messages)
 	require.Len(t, results, 4)
-	assert.Equal(t, agentrt.NewToolResult("call_1", `tool "fails": disk full`, true), results[0])
-	assert.Equal(t, agentrt.NewToolResult("call_2", `tool "panics" panicked: boom`, true), results[1])
-	assert.Equal(t, agentrt.NewToolResult("call_3", `tool "hangs" timed out after 50ms`, true), results[2])
+	assert.Equal(t, agentrt.NewToolMessage("call_1", `tool "fails": disk full`, true), results[0])
+	assert.Equal(t, agentrt.NewToolMessage("call_2", `tool "panics" panicked: boom`, true), results[1])
+	assert.Equal(t, agentrt.NewToolMessage("call_3", `tool "hangs" timed out after 50ms`, true), results[2])
 	assert.Equal(t, strings.Repeat("é", 20)+"\n[agentrt: output truncated: showing the first 40 of 200 bytes]", results[3].Content)
 
 	evs := agenttest.Filter[agentrt.ToolResult](queryEvents(t, env))
@@ -213,12 +213,12 @@ func TestHistoryIsRepairedAndContinued(t *testing.T) {
 		agentrt.NewAssistantMessage(
 			agentrt.ToolUseBlock("a", "save_note", json.RawMessage(`{"text":"1"}`)),
 			agentrt.ToolUseBlock("b", "save_note", json.RawMessage(`{"text":"2"}`))),
-		agentrt.NewToolResult("a", "saved", false),
+		agentrt.NewToolMessage("a", "saved", false),
 	}
 	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", History: history})
 	res := runResult(t, env)
 	require.Len(t, res.Messages, 5)
-	assert.Equal(t, agentrt.NewToolResult("b", interruptedText, true), res.Messages[3])
+	assert.Equal(t, agentrt.NewToolMessage("b", interruptedText, true), res.Messages[3])
 	assert.Equal(t, "continued", res.Messages[4].Text())
 	assert.Len(t, script.Requests()[0].Messages, 4, "no user message for an empty input")
 	assert.Empty(t, f.savedNotes(), "no tool is run again by itself")
@@ -312,7 +312,7 @@ func TestNames(t *testing.T) {
 
 func TestEventRecordJSON(t *testing.T) {
 	t.Parallel()
-	msg := agentrt.NewToolResult("c1", "boom", true)
+	msg := agentrt.NewToolMessage("c1", "boom", true)
 	rec := EventRecord{Kind: KindToolResult, Turn: 2, Tool: "x", ToolUseID: "c1", Message: &msg, Error: "boom", Duration: time.Second}
 	b, err := json.Marshal(rec)
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 
 // askLaterChecker defers every write tool call to a person, as a server
 // does in-process (agentrt.Decision.Pending).
-var askLaterChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+var askLaterChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Decision{Allow: true}, nil
 	}

@@ -262,7 +262,7 @@ func (r *Runtime) Run(ctx context.Context, sessionID, input string) iter.Seq2[ag
 			yield(nil, err)
 			return
 		}
-		s := &stream{r: r, run: run, yield: yield, asked: map[string]bool{}}
+		s := &stream{r: r, run: run, session: sessionID, yield: yield, asked: map[string]bool{}}
 		s.main(ctx)
 	}
 }
@@ -321,7 +321,7 @@ func (r *Runtime) Resume(ctx context.Context, sessionID string, approvals ...App
 				return
 			}
 		}
-		s := &stream{r: r, run: r.Client.GetWorkflow(ctx, id, ""), yield: yield, asked: map[string]bool{}, next: page.Next}
+		s := &stream{r: r, run: r.Client.GetWorkflow(ctx, id, ""), session: sessionID, yield: yield, asked: map[string]bool{}, next: page.Next}
 		s.main(ctx)
 	}
 }
@@ -329,6 +329,7 @@ func (r *Runtime) Resume(ctx context.Context, sessionID string, approvals ...App
 type stream struct {
 	r        *Runtime
 	run      client.WorkflowRun
+	session  string // the session's id
 	yield    func(agentrt.Event, error) bool
 	next     int
 	asked    map[string]bool
@@ -487,6 +488,10 @@ func (s *stream) poll(ctx context.Context) (done, ok, queried bool) {
 		if ev == nil {
 			continue
 		}
+		if tc, ok := ev.(agentrt.ToolCall); ok {
+			tc.SessionID = s.session
+			ev = tc
+		}
 		if !s.yield(ev, nil) {
 			return false, false, true
 		}
@@ -499,7 +504,7 @@ func (s *stream) poll(ctx context.Context) (done, ok, queried bool) {
 		d := agentrt.Done{Reason: agentrt.StopPending, Layer: agentrt.LayerPermission,
 			Detail: fmt.Sprintf("The run is waiting for a person's decision on %d tool call(s); resume it with Runtime.Resume or Approve.", len(page.Pending))}
 		for _, p := range page.Pending {
-			d.Pending = append(d.Pending, &agentrt.ToolInvocation{SessionID: s.run.GetID(), ToolUseID: p.ToolUseID,
+			d.Pending = append(d.Pending, &agentrt.ToolCall{SessionID: s.session, ToolUseID: p.ToolUseID,
 				Tool: agentrt.ToolSpec{Name: p.Tool}, Input: p.Input, RawInput: p.Input})
 		}
 		s.detached = true
@@ -523,8 +528,8 @@ func (s *stream) poll(ctx context.Context) (done, ok, queried bool) {
 }
 
 func (s *stream) ask(ctx context.Context, p PendingApproval) error {
-	req := &agentrt.ToolInvocation{
-		SessionID: s.run.GetID(),
+	req := &agentrt.ToolCall{
+		SessionID: s.session,
 		ToolUseID: p.ToolUseID,
 		Tool:      agentrt.ToolSpec{Name: p.Tool},
 		Input:     p.Input,

@@ -85,7 +85,7 @@ func (f *e2eFixture) agent(p agentrt.Planner) *agentrt.Agent {
 		Instructions: "You are a careful assistant. Use the tools for facts and arithmetic.",
 		Tools:        tools,
 		Planner:      p,
-		Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 			return agentrt.Decision{}, errors.New("not called on Temporal")
 		}),
 	}
@@ -156,10 +156,10 @@ func TestE2ESeedTaskWithWorkerRestartAndApproval(t *testing.T) {
 	for ev, err := range rt.Run(ctx, session, seedQuestion) {
 		require.NoError(t, err)
 		events = append(events, ev)
-		if tc, ok := ev.(agentrt.ToolCall); ok && tc.ToolUse.Name == "save_note" && !approved {
+		if tc, ok := ev.(agentrt.ToolCall); ok && tc.Tool.Name == "save_note" && !approved {
 			// Approve from "another terminal": a plain signal.
 			approved = true
-			require.NoError(t, Approve(ctx, c, rt.Options.WorkflowID(session), Approval{ToolUseID: tc.ToolUse.ID, Allow: true, By: "e2e"}))
+			require.NoError(t, Approve(ctx, c, rt.Options.WorkflowID(session), Approval{ToolUseID: tc.ToolUseID, Allow: true, By: "e2e"}))
 		}
 	}
 	done, ok := agenttest.Done(events)
@@ -301,7 +301,7 @@ func TestE2EAskAndBusySession(t *testing.T) {
 		Options:      StartOptions{TaskQueue: tq},
 		PollInterval: 50 * time.Millisecond,
 	}
-	rt.Ask = func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	rt.Ask = func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		asked = append(asked, req.ToolUseID+" "+req.Tool.Name+" "+string(req.RawInput))
 		// While the run waits, the session is busy.
 		_, err := Start(ctx, c, rt.Options, session, "again")
@@ -498,7 +498,7 @@ func (k *killTools) agent(p agentrt.Planner) *agentrt.Agent {
 			return "saved", nil
 		}),
 	)
-	return &agentrt.Agent{Instructions: "Be careful.", Tools: tools, Planner: p, Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	return &agentrt.Agent{Instructions: "Be careful.", Tools: tools, Planner: p, Permission: agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 		return agentrt.Decision{}, nil
 	})}
 }
@@ -591,8 +591,8 @@ func TestE2EWorkerKilled(t *testing.T) {
 			for ev, err := range rt.Run(ctx, session, seedQuestion) {
 				require.NoError(t, err)
 				events = append(events, ev)
-				if tc, ok := ev.(agentrt.ToolCall); ok && tc.ToolUse.Name == "save_note" {
-					require.NoError(t, Approve(ctx, c, session, Approval{ToolUseID: tc.ToolUse.ID, Allow: true}))
+				if tc, ok := ev.(agentrt.ToolCall); ok && tc.Tool.Name == "save_note" {
+					require.NoError(t, Approve(ctx, c, session, Approval{ToolUseID: tc.ToolUseID, Allow: true}))
 				}
 			}
 			select {

@@ -158,7 +158,7 @@ func faultyTools() []agentrt.Tool {
 
 // faultyChecker decides by mode: deny, rewrite, checkpanic, checkgoexit;
 // anything else is allowed.
-var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 	in, _ := req.Input.(modeIn)
 	switch in.Mode {
 	case "deny":
@@ -182,7 +182,7 @@ var faultyChecker = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.
 func faultyHooks() []agentrt.Hooks {
 	return []agentrt.Hooks{
 		{
-			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+			BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 				in, _ := call.Input.(modeIn)
 				switch in.Mode {
 				case "block":
@@ -196,12 +196,12 @@ func faultyHooks() []agentrt.Hooks {
 				}
 				return ctx, nil
 			},
-			AfterTool: func(_ context.Context, call *agentrt.ToolInvocation, out *agentrt.ToolOutcome) {
+			AfterTool: func(_ context.Context, call *agentrt.ToolCall, out *agentrt.ToolResult) {
 				in, _ := call.Input.(modeIn)
 				if in.Mode == "afterpanic" {
 					panic("after panic")
 				}
-				out.Content += " [seen]"
+				out.Message.Content += " [seen]"
 			},
 			AfterPlan: func(_ context.Context, req *agentrt.ModelRequest, _ *agentrt.ModelResponse, _ error) {
 				if req.Turn == 3 {
@@ -616,7 +616,7 @@ func TestPropertiesCancelled(t *testing.T) {
 				}
 			}
 			if inTool {
-				ag.Hooks = append(ag.Hooks, agentrt.Hooks{AfterTool: func(context.Context, *agentrt.ToolInvocation, *agentrt.ToolOutcome) { maybeCancel() }})
+				ag.Hooks = append(ag.Hooks, agentrt.Hooks{AfterTool: func(context.Context, *agentrt.ToolCall, *agentrt.ToolResult) { maybeCancel() }})
 			} else {
 				p := ag.Planner
 				ag.Planner = agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {

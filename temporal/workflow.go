@@ -183,7 +183,7 @@ func (e EventRecord) Event() agentrt.Event {
 		if e.ToolUse != nil {
 			b = *e.ToolUse
 		}
-		return agentrt.ToolCall{Turn: e.Turn, ToolUse: b, ReadOnly: e.ReadOnly}
+		return agentrt.ToolCall{Turn: e.Turn, ToolUseID: b.ID, Tool: agentrt.ToolSpec{Name: b.Name, ReadOnly: e.ReadOnly}, RawInput: b.Input}
 	case KindPermissionDecision:
 		return agentrt.PermissionDecision{Turn: e.Turn, ToolUseID: e.ToolUseID, Tool: e.Tool,
 			Decision: agentrt.Decision{Allow: e.Allow, Reason: e.Reason, Source: e.Source, Always: e.Always, AnyTool: e.AnyTool, Pattern: e.Pattern}}
@@ -209,7 +209,8 @@ func recordOf(ev agentrt.Event) (EventRecord, bool) {
 	case agentrt.AssistantMessage:
 		return EventRecord{Kind: KindAssistantMessage, Turn: ev.Turn, Message: &ev.Message, Usage: ev.Usage, Finish: ev.Finish}, true
 	case agentrt.ToolCall:
-		return EventRecord{Kind: KindToolCall, Turn: ev.Turn, ToolUse: &ev.ToolUse, ReadOnly: ev.ReadOnly}, true
+		b := agentrt.ToolUseBlock(ev.ToolUseID, ev.Tool.Name, ev.RawInput)
+		return EventRecord{Kind: KindToolCall, Turn: ev.Turn, ToolUse: &b, ReadOnly: ev.Tool.ReadOnly}, true
 	case agentrt.PermissionDecision:
 		d := ev.Decision
 		return EventRecord{Kind: KindPermissionDecision, Turn: ev.Turn, Tool: ev.Tool, ToolUseID: ev.ToolUseID,
@@ -382,7 +383,7 @@ func (w *wfRun) loop(ctx workflow.Context) (agentrt.Done, error) {
 		w.add(msg)
 		w.emit(agentrt.AssistantMessage{Turn: w.turn, Message: msg, Usage: resp.Usage, Finish: resp.Finish})
 		if len(calls) > 0 {
-			if err := w.runTools(ctx, calls); err != nil || ctx.Err() != nil {
+			if err := w.runTools(ctx, msg, calls); err != nil || ctx.Err() != nil {
 				return w.cancelled(ctx)
 			}
 		}
@@ -469,8 +470,8 @@ func (w *wfRun) plan(ctx workflow.Context, req *agentrt.ModelRequest) (*agentrt.
 type wfCall struct {
 	use    agentrt.Block
 	spec   agentrt.ToolSpec
-	input  json.RawMessage      // what the tool runs with, when allowed
-	out    *agentrt.ToolOutcome // decided or finished
+	input  json.RawMessage     // what the tool runs with, when allowed
+	out    *agentrt.ToolResult // decided or finished
 	ran    bool
 	future workflow.Future
 }
@@ -480,13 +481,13 @@ type wfCall struct {
 // the allowed ones run together, and their results are settled in order. It
 // returns errCancelled when the workflow was cancelled; the calls not
 // settled then get their results from Stop.
-func (w *wfRun) runTools(ctx workflow.Context, calls []agentrt.ToolCall) error {
+func (w *wfRun) runTools(ctx workflow.Context, msg agentrt.Message, calls []agentrt.ToolCall) error {
 	for i := 0; i < len(calls); {
 		j := w.lp.Batch(i)
 		group := make([]wfCall, j-i)
 		for k := range group {
 			c, tc := &group[k], calls[i+k]
-			c.use, c.spec = tc.ToolUse, w.d.byName[tc.ToolUse.Name]
+			c.use, c.spec = toolUse(msg, tc), w.d.byName[tc.Tool.Name]
 			w.emit(tc)
 			if !w.lp.Runs(i + k) {
 				continue
@@ -508,7 +509,7 @@ func (w *wfRun) runTools(ctx workflow.Context, calls []agentrt.ToolCall) error {
 			if c.future != nil {
 				w.wait(ctx, c)
 			}
-			var out agentrt.ToolOutcome
+			var out agentrt.ToolResult
 			if c.out != nil {
 				out = *c.out
 			}
@@ -521,9 +522,25 @@ func (w *wfRun) runTools(ctx workflow.Context, calls []agentrt.ToolCall) error {
 	return nil
 }
 
+// toolUse returns the tool_use block of call tc in msg, the assistant
+// message of the turn.
+func toolUse(msg agentrt.Message, tc agentrt.ToolCall) agentrt.Block {
+	for _, b := range msg.Blocks {
+		if b.Type == agentrt.BlockToolUse && b.ID == tc.ToolUseID {
+			return b
+		}
+	}
+	return agentrt.ToolUseBlock(tc.ToolUseID, tc.Tool.Name, tc.RawInput)
+}
+
+// failed returns the is_error result of c with text and err.
+func (w *wfRun) failed(c *wfCall, text string, err error) *agentrt.ToolResult {
+	return &agentrt.ToolResult{Turn: w.turn, Tool: c.use.Name, Message: agentrt.NewToolMessage(c.use.ID, text, true), Err: err}
+}
+
 // decide runs the decide activity of a call and, under PolicyAsk, waits
 // for a person's approval of a write tool. A call that may not run gets
-// its outcome. It returns errCancelled if the workflow was cancelled.
+// its result. It returns errCancelled if the workflow was cancelled.
 func (w *wfRun) decide(ctx workflow.Context, c *wfCall) error {
 	o := w.d.opts
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -543,7 +560,7 @@ func (w *wfRun) decide(ctx workflow.Context, c *wfCall) error {
 	w.events = append(w.events, out.Events...)
 	switch {
 	case out.Denied != nil:
-		oc := out.Denied.outcome()
+		oc := out.Denied.result()
 		c.out = &oc
 		return nil
 	case out.Ask:
@@ -553,7 +570,7 @@ func (w *wfRun) decide(ctx workflow.Context, c *wfCall) error {
 		}
 		w.emit(agentrt.PermissionDecision{Turn: w.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 		if !d.Allow {
-			c.out = &agentrt.ToolOutcome{Content: d.Reason, IsError: true, Err: errors.New(d.Reason)}
+			c.out = w.failed(c, d.Reason, errors.New(d.Reason))
 			return nil
 		}
 		if c.input != nil { // the person's edit
@@ -564,10 +581,10 @@ func (w *wfRun) decide(ctx workflow.Context, c *wfCall) error {
 	return nil
 }
 
-// deny gives c an is_error outcome and reports the decision.
+// deny gives c an is_error result and reports the decision.
 func (w *wfRun) deny(c *wfCall, reason, source string) {
 	w.emit(agentrt.PermissionDecision{Turn: w.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: agentrt.Decision{Reason: reason, Source: source}})
-	c.out = &agentrt.ToolOutcome{Content: reason, IsError: true, Err: errors.New(reason)}
+	c.out = w.failed(c, reason, errors.New(reason))
 }
 
 // validApproval refuses an approval of a call that is not open: not a
@@ -714,14 +731,14 @@ func (w *wfRun) start(ctx workflow.Context, c *wfCall) {
 }
 
 // wait waits for a started call and turns an activity failure into an
-// is_error outcome: a cancelled workflow, a dead worker (timeout), or any
+// is_error result: a cancelled workflow, a dead worker (timeout), or any
 // other failure after the last attempt.
 func (w *wfRun) wait(ctx workflow.Context, c *wfCall) {
 	var out ToolOutput
 	err := c.future.Get(ctx, &out)
 	if err == nil {
 		w.events = append(w.events, out.Events...)
-		oc := out.outcome()
+		oc := out.result()
 		c.out, c.ran = &oc, out.Ran
 		return
 	}
@@ -735,5 +752,5 @@ func (w *wfRun) wait(ctx workflow.Context, c *wfCall) {
 	default:
 		text = fmt.Sprintf("interrupted: tool %q failed to complete: %v; it may or may not have taken effect", c.use.Name, err)
 	}
-	c.out = &agentrt.ToolOutcome{Content: text, IsError: true, Err: err}
+	c.out = w.failed(c, text, err)
 }

@@ -194,9 +194,9 @@ func TestSeedTask(t *testing.T) {
 	require.Len(t, res.Messages, 7)
 	assert.Equal(t, agentrt.NewUserMessage(seedQuestion), res.Messages[0])
 	assert.Equal(t, []agentrt.Message{
-		agentrt.NewToolResult("call_1", `{"city":"Beijing","temp_celsius":12,"sky":"clear"}`, false),
-		agentrt.NewToolResult("call_2", `{"city":"Shanghai","temp_celsius":17.5,"sky":"cloudy"}`, false),
-		agentrt.NewToolResult("call_3", "29.5", false),
+		agentrt.NewToolMessage("call_1", `{"city":"Beijing","temp_celsius":12,"sky":"clear"}`, false),
+		agentrt.NewToolMessage("call_2", `{"city":"Shanghai","temp_celsius":17.5,"sky":"cloudy"}`, false),
+		agentrt.NewToolMessage("call_3", "29.5", false),
 	}, toolResults(res.Messages))
 	script.AssertDone(t)
 
@@ -340,7 +340,7 @@ func TestIdempotentWriteToolIsRetried(t *testing.T) {
 	res := runResult(t, env)
 	assert.Equal(t, 2, calls)
 	assert.Equal(t, []string{"x"}, f.savedNotes())
-	assert.Equal(t, []agentrt.Message{agentrt.NewToolResult("call_1", "saved", false)}, toolResults(res.Messages))
+	assert.Equal(t, []agentrt.Message{agentrt.NewToolMessage("call_1", "saved", false)}, toolResults(res.Messages))
 }
 
 func mustDefinition(t *testing.T, ag *agentrt.Agent, opts Options) *definition {
@@ -371,7 +371,7 @@ func TestApproval(t *testing.T) {
 			f := newFixture()
 			script := agenttest.Script(agenttest.CallTool("save_note", `{"text":"hello"}`), agenttest.Reply("done"))
 			ag := newAgent(f, script)
-			ag.Permission = agentrt.AskOnWrite(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+			ag.Permission = agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 				panic("the in-process checker must not be called by the workflow")
 			})
 			env := newEnv(t, ag, Options{Policy: PolicyAsk, ApprovalTimeout: tt.timeout})
@@ -436,7 +436,7 @@ func TestApprovalAlwaysAndEarly(t *testing.T) {
 
 func TestPolicies(t *testing.T) {
 	t.Parallel()
-	custom := func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	custom := func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 		return agentrt.Decision{Allow: true, Input: json.RawMessage(`{"text":"rewritten"}`), Source: "custom"}, nil
 	}
 	tests := []struct {
@@ -450,7 +450,7 @@ func TestPolicies(t *testing.T) {
 		{name: "AllowReadOnly", permission: agentrt.AllowReadOnly(), source: "policy"},
 		{name: "AllowAll", permission: agentrt.AllowAll(), wantSaved: []string{"x"}, source: "policy"},
 		{name: "the Agent's checker runs on the worker", permission: agentrt.PermissionFunc(custom), wantSaved: []string{"rewritten"}, source: "custom"},
-		{name: "a panicking checker denies", permission: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		{name: "a panicking checker denies", permission: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 			panic("checker")
 		}), source: "error"},
 		{name: "explicit overrides", permission: agentrt.AllowAll(), policy: PolicyReadOnly, source: "policy"},

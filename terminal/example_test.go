@@ -55,7 +55,7 @@ func ExampleAsker() {
 func ExampleAsker_escaped() {
 	var screen strings.Builder // os.Stdout in a real program
 	ask := terminal.Asker(strings.NewReader("n\n"), &screen)
-	_, _ = ask(context.Background(), &agentrt.ToolInvocation{
+	_, _ = ask(context.Background(), &agentrt.ToolCall{
 		Tool:     agentrt.ToolSpec{Name: "write_file"},
 		RawInput: json.RawMessage("{\"path\": \"\x1b[2K\rnotes.txt\u202etxt.exe\"}"),
 	})

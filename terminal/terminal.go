@@ -36,7 +36,7 @@ import (
 func Asker(r io.Reader, w io.Writer) agentrt.PermissionFunc {
 	br := bufio.NewReader(r)
 	var mu sync.Mutex
-	return func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	return func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		no := agentrt.Decision{Source: "user", Reason: fmt.Sprintf("permission denied: the user refused this call of %q", req.Tool.Name)}
 		mu.Lock()
 		defer mu.Unlock()
@@ -67,7 +67,7 @@ func Asker(r io.Reader, w io.Writer) agentrt.PermissionFunc {
 // terminal (termtext.Safe, newlines kept) and with every line after the
 // first indented by two spaces, so that no line of the input can pass for
 // a line of the question.
-func showInput(req *agentrt.ToolInvocation) string {
+func showInput(req *agentrt.ToolCall) string {
 	input := string(req.RawInput)
 	if d, ok := req.Input.(json.RawMessage); ok {
 		input = string(d)

@@ -21,7 +21,7 @@ func TestAsker(t *testing.T) {
 	}
 	var out strings.Builder
 	ask := terminal.Asker(strings.NewReader("maybe\ny\nalways\n"), &out)
-	req := &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: "write"}, Input: writeIn{Path: "a"}}
+	req := &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write"}, Input: writeIn{Path: "a"}}
 	a, err := ask(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.Decision{Allow: true, Source: "user"}, a)
@@ -42,7 +42,7 @@ func TestAskerCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out strings.Builder
-	a, err := terminal.Asker(strings.NewReader("y\n"), &out)(ctx, &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: "write"}})
+	a, err := terminal.Asker(strings.NewReader("y\n"), &out)(ctx, &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write"}})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, a.Allow, "a cancelled question is a refusal")
 	assert.NotContains(t, out.String(), "Allow? ", "nothing is asked once ctx is done")
@@ -58,7 +58,7 @@ func TestAskerSerializesQuestions(t *testing.T) {
 	allowed := make(chan bool, n)
 	for i := range n {
 		go func() {
-			d, err := ask(context.Background(), &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: fmt.Sprintf("w%d", i)}})
+			d, err := ask(context.Background(), &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: fmt.Sprintf("w%d", i)}})
 			assert.NoError(t, err)
 			allowed <- d.Allow
 		}()
@@ -88,22 +88,22 @@ func TestAskerShowsInputEscaped(t *testing.T) {
 	const path = "\x1b[2K\rnotes.txt\u202etxt.exe"
 	for _, tc := range []struct {
 		name string
-		req  *agentrt.ToolInvocation
+		req  *agentrt.ToolCall
 		want string
 	}{
 		{
 			name: "raw input",
-			req:  &agentrt.ToolInvocation{RawInput: json.RawMessage(`{"path":"` + path + `","note":"` + "\xff" + `"}`)},
+			req:  &agentrt.ToolCall{RawInput: json.RawMessage(`{"path":"` + path + `","note":"` + "\xff" + `"}`)},
 			want: `  {"path":"\x1b[2K\rnotes.txt\u202etxt.exe","note":"\xff"}` + "\n",
 		},
 		{
 			name: "json.RawMessage",
-			req:  &agentrt.ToolInvocation{Input: json.RawMessage("{\n\"path\": \"" + path + "\"\n}")},
+			req:  &agentrt.ToolCall{Input: json.RawMessage("{\n\"path\": \"" + path + "\"\n}")},
 			want: "  {\n" + `  "path": "\x1b[2K\rnotes.txt\u202etxt.exe"` + "\n  }\n",
 		},
 		{
 			name: "indented JSON",
-			req:  &agentrt.ToolInvocation{Input: writeIn{Path: path}},
+			req:  &agentrt.ToolCall{Input: writeIn{Path: path}},
 			want: "  {\n" + `    "path": "\u001b[2K\rnotes.txt\u202etxt.exe"` + "\n  }\n",
 		},
 	} {

@@ -116,7 +116,7 @@ var scenarios = []scenario{
 			agenttest.CallTool("fetch", `{"url":"https://example.com"}`),
 			agenttest.Reply("I cannot reach the network here."),
 		)
-		block := agentrt.Hooks{BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+		block := agentrt.Hooks{BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 			if call.Tool.Name == "fetch" {
 				return ctx, errors.New("no network access from this sandbox")
 			}
@@ -188,7 +188,7 @@ var scenarios = []scenario{
 // approvalAgent leaves every write to a person (agentrt.Decision.Pending).
 func approvalAgent(s *agentrt.JSONLStore, p agentrt.Planner) *agentrt.Agent {
 	return &agentrt.Agent{Tools: []agentrt.Tool{deleteTool()}, Planner: p, Store: s,
-		Permission: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
 			return agentrt.Decision{Pending: true}, nil
 		})}
 }

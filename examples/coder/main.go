@@ -520,8 +520,9 @@ func (c *cli) turn(ctx context.Context, input string) error {
 			c.ind.set(func(in *indicator) { in.tokens += e.Usage.Total(); in.partial = "" })
 			c.setBusy()
 		case agentrt.ToolCall:
-			calls[e.ToolUse.ID] = e.ToolUse
-			desc := describeCall(e.ToolUse)
+			u := agentrt.ToolUseBlock(e.ToolUseID, e.Tool.Name, e.RawInput)
+			calls[e.ToolUseID] = u
+			desc := describeCall(u)
 			c.ind.set(func(in *indicator) { in.activity = "running " + desc })
 			c.showStatus("running: " + desc)
 			c.setBusy()
@@ -658,7 +659,7 @@ func formatTokens(n int) string {
 // text is not in the file), through the same os.Root checks the tool makes.
 // Other calls go to next.
 func (c *cli) precheck(next agentrt.PermissionChecker) agentrt.PermissionChecker {
-	return agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	return agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		if !req.Tool.ReadOnly {
 			if err := c.ws.check(req); err != nil {
 				return agentrt.Decision{Reason: "refused without asking the user: " + err.Error(), Source: "precheck"}, nil
@@ -672,7 +673,7 @@ func (c *cli) precheck(next agentrt.PermissionChecker) agentrt.PermissionChecker
 // tool call would make as a unified diff and asks y / n / always on the
 // terminal. Only a line typed after the question appeared answers it.
 // Ctrl-C (a cancelled ctx) and end of input mean no.
-func (c *cli) ask(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+func (c *cli) ask(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 	c.clearStatus()
 	c.ind.set(func(in *indicator) { in.asking = true })
 	defer func() {

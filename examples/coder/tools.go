@@ -391,7 +391,7 @@ func countLines(s string) int {
 // edit_file a file without the exact text to replace. Nil means the call
 // may succeed (the files can still change before it runs: the tool
 // checks again).
-func (w *workspace) check(req *agentrt.ToolInvocation) error {
+func (w *workspace) check(req *agentrt.ToolCall) error {
 	switch in := req.Input.(type) {
 	case WriteFileIn:
 		n, err := w.name(in.Path)
@@ -430,7 +430,7 @@ func (w *workspace) check(req *agentrt.ToolInvocation) error {
 // req would make, and whether the file would be created, for the
 // permission prompt. It reads through the root, so it shows nothing from
 // outside it.
-func (w *workspace) preview(req *agentrt.ToolInvocation) (name, before, after string, created bool, err error) {
+func (w *workspace) preview(req *agentrt.ToolCall) (name, before, after string, created bool, err error) {
 	switch in := req.Input.(type) {
 	case WriteFileIn:
 		b, ok, err := w.readFile(in.Path)

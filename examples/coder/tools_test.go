@@ -217,7 +217,7 @@ func TestSymlinkSwapBetweenCheckAndUse(t *testing.T) {
 			require.NoError(t, os.WriteFile(notes, []byte("SECRET in the root\n"), 0o644))
 
 			asked := 0
-			ask := func(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+			ask := func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 				asked++
 				// The check: the preview sees the regular file in the root.
 				name, before, after, _, err := s.ws.preview(req)
@@ -250,8 +250,8 @@ func TestSymlinkSwapBetweenCheckAndUse(t *testing.T) {
 func TestPreview(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	req := func(tool string, in any) *agentrt.ToolInvocation {
-		return &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: tool}, Input: in}
+	req := func(tool string, in any) *agentrt.ToolCall {
+		return &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: tool}, Input: in}
 	}
 	name, before, after, created, err := s.ws.preview(req("write_file", WriteFileIn{Path: "n.txt", Content: "x\n"}))
 	require.NoError(t, err)

@@ -54,7 +54,7 @@ func run(ctx context.Context, url string, w io.Writer) error {
 		}
 		switch e := ev.(type) {
 		case agentrt.ToolCall:
-			fmt.Fprintf(w, "-> %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
+			fmt.Fprintf(w, "-> %s %s\n", e.Tool.Name, e.RawInput)
 		case agentrt.ToolResult:
 			fmt.Fprintf(w, "<- %s\n", e.Message.Content)
 		case agentrt.Done:

@@ -86,7 +86,7 @@ func run(ctx context.Context, w io.Writer, planner agentrt.Planner) error {
 		}
 		switch e := ev.(type) {
 		case agentrt.ToolCall:
-			fmt.Fprintf(w, "model calls: %s\n", e.ToolUse.Input)
+			fmt.Fprintf(w, "model calls: %s\n", e.RawInput)
 		case agentrt.ToolResult:
 			label := "result"
 			if e.Message.IsError {

@@ -85,11 +85,11 @@ func run(ctx context.Context, w io.Writer, provider, model string) error {
 		}
 		switch e := ev.(type) {
 		case agentrt.ToolCall:
-			fmt.Fprintf(w, "coordinator -> %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
+			fmt.Fprintf(w, "coordinator -> %s %s\n", e.Tool.Name, e.RawInput)
 		case agentrt.SubAgentEvent:
 			switch ce := e.Event.(type) {
 			case agentrt.ToolCall:
-				fmt.Fprintf(w, "  [%s] -> %s %s\n", e.Agent, ce.ToolUse.Name, ce.ToolUse.Input)
+				fmt.Fprintf(w, "  [%s] -> %s %s\n", e.Agent, ce.Tool.Name, ce.RawInput)
 			case agentrt.ToolResult:
 				fmt.Fprintf(w, "  [%s] <- %s\n", e.Agent, ce.Message.Content)
 			case agentrt.Done:

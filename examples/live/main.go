@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			}
 			fmt.Fprint(out, e.Text)
 		case agentrt.ToolCall:
-			fmt.Fprintf(out, "  -> %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
+			fmt.Fprintf(out, "  -> %s %s\n", e.Tool.Name, e.RawInput)
 		case agentrt.ToolResult:
 			fmt.Fprintf(out, "  <- %s\n", e.Message.Content)
 		case agentrt.AssistantMessage:

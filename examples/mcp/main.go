@@ -134,7 +134,7 @@ Install Node.js 18 or later (https://nodejs.org, or e.g. "apt-get install nodejs
 		}
 		switch e := ev.(type) {
 		case agentrt.ToolCall:
-			fmt.Printf("→ %s %s\n", e.ToolUse.Name, e.ToolUse.Input)
+			fmt.Printf("→ %s %s\n", e.Tool.Name, e.RawInput)
 		case agentrt.PermissionDecision:
 			if !e.Decision.Allow {
 				fmt.Printf("  denied (%s)\n", e.Decision.Source)

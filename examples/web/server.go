@@ -72,7 +72,7 @@ func (s *server) Close() error { return s.store.Close() }
 // approveWrites lets read-only tools run and leaves every write to the
 // person at the page, who answers later: the run stops until then. A
 // path that leaves the workspace is refused without asking.
-func approveWrites(_ context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+func approveWrites(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 	if req.Tool.ReadOnly {
 		return agentrt.Decision{Allow: true}, nil
 	}
@@ -214,7 +214,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, run func(func(ag
 		case agentrt.TextDelta:
 			send("text", map[string]any{"text": e.Text})
 		case agentrt.ToolCall:
-			send("tool_call", map[string]any{"id": e.ToolUse.ID, "tool": e.ToolUse.Name, "input": json.RawMessage(e.ToolUse.Input), "read_only": e.ReadOnly})
+			send("tool_call", map[string]any{"id": e.ToolUseID, "tool": e.Tool.Name, "input": json.RawMessage(e.RawInput), "read_only": e.Tool.ReadOnly})
 		case agentrt.PermissionDecision:
 			send("permission", map[string]any{"id": e.ToolUseID, "tool": e.Tool, "allow": e.Decision.Allow, "pending": e.Decision.Pending, "source": e.Decision.Source, "reason": e.Decision.Reason})
 		case agentrt.ToolResult:

@@ -159,11 +159,11 @@ func TestServerApprovalsSurviveARestart(t *testing.T) {
 
 func TestEscapingWriteIsRefusedWithoutAsking(t *testing.T) {
 	t.Parallel()
-	d, err := approveWrites(context.Background(), &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: "write_file"}, Input: WriteIn{Path: "../x"}})
+	d, err := approveWrites(context.Background(), &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write_file"}, Input: WriteIn{Path: "../x"}})
 	require.NoError(t, err)
 	assert.False(t, d.Allow)
 	assert.False(t, d.Pending)
-	d, err = approveWrites(context.Background(), &agentrt.ToolInvocation{Tool: agentrt.ToolSpec{Name: "write_file"}, Input: WriteIn{Path: "a/b.txt"}})
+	d, err = approveWrites(context.Background(), &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write_file"}, Input: WriteIn{Path: "a/b.txt"}})
 	require.NoError(t, err)
 	assert.True(t, d.Pending)
 }

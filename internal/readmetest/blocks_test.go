@@ -80,7 +80,7 @@ func permissions(ag *agentrt.Agent) {
 	ag.Permission = agentrt.AllowReadOnly()                                 // the default: write tools are denied
 	ag.Permission = agentrt.AskOnWrite(terminal.Asker(os.Stdin, os.Stdout)) // y / n / always
 	ag.Permission = agentrt.AllowAll()                                      // trusted setups only
-	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
 			return agentrt.Decision{Allow: true}, nil
 		}
@@ -93,13 +93,13 @@ func permissions(ag *agentrt.Agent) {
 }
 
 func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
-	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+	ag.Permission = agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 		if req.Tool.ReadOnly {
 			return agentrt.Decision{Allow: true}, nil
 		}
 		return agentrt.Decision{Pending: true}, nil // a person decides, in a browser, maybe tomorrow
 	})
-	var pending []*agentrt.ToolInvocation
+	var pending []*agentrt.ToolCall
 	for ev, err := range ag.Run(ctx, "s1", "Write the report.") {
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func hooks(ag *agentrt.Agent) {
 		agentslog.Hooks(slog.Default()),           // one record per planner call, tool call and run
 		agentotel.Hooks(otel.GetTracerProvider()), // GenAI-convention spans: invoke_agent, chat, execute_tool
 		{
-			BeforeTool: func(ctx context.Context, call *agentrt.ToolInvocation) (context.Context, error) {
+			BeforeTool: func(ctx context.Context, call *agentrt.ToolCall) (context.Context, error) {
 				if call.Tool.Name == "deploy" && isFriday() {
 					return ctx, errors.New("no deploys on Fridays") // the model sees the reason
 				}

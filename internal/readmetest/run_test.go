@@ -233,7 +233,7 @@ func TestRunBlockCatchesPanics(t *testing.T) {
 	// caught by checkRun.
 	ag := &agentrt.Agent{
 		Tools: []agentrt.Tool{readTool()},
-		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolInvocation) (agentrt.Decision, error) {
+		Permission: agentrt.PermissionFunc(func(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
 			in := req.Input.(WriteIn)
 			_ = in
 			return agentrt.Decision{Allow: true}, nil

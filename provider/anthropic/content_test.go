@@ -151,7 +151,7 @@ func TestThinkingToolCallAndFollowupRecorded(t *testing.T) {
 	var stored agentrt.Message
 	require.NoError(t, json.Unmarshal(b, &stored))
 	req2 := *req
-	req2.Messages = []agentrt.Message{user, stored, agentrt.NewToolResult("toolu_014azqsWLU8Djh6RhmBGRC2u", "40 C", false)}
+	req2.Messages = []agentrt.Message{user, stored, agentrt.NewToolMessage("toolu_014azqsWLU8Djh6RhmBGRC2u", "40 C", false)}
 	resp2, err := p.Plan(context.Background(), &req2)
 	require.NoError(t, err)
 	reqs := r.requests()
@@ -226,7 +226,7 @@ func TestCacheBreakpointsRecorded(t *testing.T) {
 			agentrt.NewUserMessage("What's the weather in Florence,Italy?"),
 			agentrt.NewAssistantMessage(agentrt.TextBlock("I'll get the weather information for Florence, Italy for you."),
 				agentrt.ToolUseBlock("toolu_01G4V9gJccyjCmy6PYH7Gx2E", "weather", json.RawMessage(`{"location":"Florence,Italy"}`))),
-			agentrt.NewToolResult("toolu_01G4V9gJccyjCmy6PYH7Gx2E", "40 C", false),
+			agentrt.NewToolMessage("toolu_01G4V9gJccyjCmy6PYH7Gx2E", "40 C", false),
 		},
 		Tools:     []agentrt.ToolSpec{weatherTool},
 		MaxTokens: 4000,
@@ -370,7 +370,7 @@ func TestLegacyCarriedThinkingResent(t *testing.T) {
 	use := agentrt.ToolUseBlock("toolu_01", "add", json.RawMessage(`{"a":2,"b":40}`))
 	use.Signature = []byte(`{"anthropic_thinking":[{"type":"thinking","thinking":"I should add.","signature":"EqQBCkYIBxgCKkBsig"}]}`)
 	_, err := r.provider("m", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
-		agentrt.NewUserMessage("What is 2+40?"), agentrt.NewAssistantMessage(use), agentrt.NewToolResult("toolu_01", "42", false),
+		agentrt.NewUserMessage("What is 2+40?"), agentrt.NewAssistantMessage(use), agentrt.NewToolMessage("toolu_01", "42", false),
 	}})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"role":"assistant","content":[{"type":"thinking","thinking":"I should add.","signature":"EqQBCkYIBxgCKkBsig"},{"type":"tool_use","id":"toolu_01","name":"add","input":{"a":2,"b":40}}]}`,

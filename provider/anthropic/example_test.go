@@ -89,7 +89,7 @@ func Example_agent() {
 		}
 		switch e := ev.(type) {
 		case agentrt.ToolCall:
-			fmt.Println("call:", e.ToolUse.Name, string(e.ToolUse.Input))
+			fmt.Println("call:", e.Tool.Name, string(e.RawInput))
 		case agentrt.ToolResult:
 			fmt.Println("result:", e.Message.Content)
 		case agentrt.Done:

@@ -188,8 +188,8 @@ func TestParallelToolResultsFollowupRecorded(t *testing.T) {
 		Messages: []agentrt.Message{
 			parallelUser,
 			parallelCall,
-			agentrt.NewToolResult("toolu_01StBeRxDEwsqcc3arbDgpS9", "5", false),
-			agentrt.NewToolResult("toolu_01AC6WQhj2iRkdYHgTAGMpVQ", "6", false),
+			agentrt.NewToolMessage("toolu_01StBeRxDEwsqcc3arbDgpS9", "5", false),
+			agentrt.NewToolMessage("toolu_01AC6WQhj2iRkdYHgTAGMpVQ", "6", false),
 		},
 		Tools:     parallelTools,
 		MaxTokens: 4000,
@@ -210,7 +210,7 @@ func TestToolResultThenUserTextRecorded(t *testing.T) {
 		Messages: []agentrt.Message{
 			agentrt.NewUserMessage("Search for climate change information."),
 			agentrt.NewAssistantMessage(agentrt.ToolUseBlock("tc1", "search", json.RawMessage(`{"query":"climate change"}`))),
-			agentrt.NewToolResult("tc1", "Climate change is driven by greenhouse gases and affects temperatures, weather patterns, and sea levels.", false),
+			agentrt.NewToolMessage("tc1", "Climate change is driven by greenhouse gases and affects temperatures, weather patterns, and sea levels.", false),
 			agentrt.NewUserMessage("Now summarize what you found in one short sentence."),
 		},
 		MaxTokens: 128,

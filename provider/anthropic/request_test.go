@@ -28,9 +28,9 @@ func TestToolResultsGroupedWithIsError(t *testing.T) {
 				agentrt.ToolUseBlock("toolu_2", "weather", json.RawMessage(`{"city":"Rome"}`)),
 				agentrt.ToolUseBlock("toolu_3", "calc", nil),
 			),
-			agentrt.NewToolResult("toolu_1", "18°C, cloudy", false),
-			agentrt.NewToolResult("toolu_2", `unknown city "Rome"`, true),
-			agentrt.NewToolResult("toolu_3", "", false),
+			agentrt.NewToolMessage("toolu_1", "18°C, cloudy", false),
+			agentrt.NewToolMessage("toolu_2", `unknown city "Rome"`, true),
+			agentrt.NewToolMessage("toolu_3", "", false),
 			agentrt.NewAssistantMessage(agentrt.TextBlock("Paris is 18°C. I could not get Rome.")),
 			agentrt.NewUserMessage("Thanks."),
 		},
@@ -65,9 +65,9 @@ func TestMessagesMerged(t *testing.T) {
 			agentrt.NewUserMessage("third"),
 			// A tool_use whose input another provider stored as non-object JSON.
 			agentrt.NewAssistantMessage(agentrt.ToolUseBlock("t1", "calc", json.RawMessage(`"2+2"`))),
-			agentrt.NewToolResult("t1", "input must be a JSON object", true),
+			agentrt.NewToolMessage("t1", "input must be a JSON object", true),
 			agentrt.NewAssistantMessage(agentrt.ToolUseBlock("t2", "calc", json.RawMessage(`{"a": 1,`))),
-			agentrt.NewToolResult("t2", "input is not valid JSON", true),
+			agentrt.NewToolMessage("t2", "input is not valid JSON", true),
 		},
 	})
 	require.NoError(t, err)

@@ -410,7 +410,7 @@ func TestThinkingCarried(t *testing.T) {
 	_, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("hi"),
 		back,
-		agentrt.NewToolResult("toolu_1", "18C", false),
+		agentrt.NewToolMessage("toolu_1", "18C", false),
 	}})
 	require.NoError(t, err)
 	reqs := r.requests()
@@ -448,7 +448,7 @@ func TestForeignSignatureAndTrailingThinking(t *testing.T) {
 		agentrt.NewAssistantMessage(
 			agentrt.Block{Type: agentrt.BlockThinking, Text: "gemini thinks", Signature: []byte("g-sig"), Provider: "gemini"},
 			foreign),
-		agentrt.NewToolResult("call_1", "5C", false),
+		agentrt.NewToolMessage("call_1", "5C", false),
 	}})
 	require.NoError(t, err)
 	msgs := r.requests()[1].json(t)["messages"].([]any)

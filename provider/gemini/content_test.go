@@ -102,7 +102,7 @@ func TestThinkingToolCallAndFollowupRecorded(t *testing.T) {
 	var stored agentrt.Message
 	require.NoError(t, json.Unmarshal(b, &stored))
 	req2 := *req
-	req2.Messages = []agentrt.Message{user, stored, agentrt.NewToolResult("v3yybtcf", "40 C", false)}
+	req2.Messages = []agentrt.Message{user, stored, agentrt.NewToolMessage("v3yybtcf", "40 C", false)}
 	resp2, err := p.Plan(context.Background(), &req2)
 	require.NoError(t, err)
 
@@ -258,7 +258,7 @@ func TestForeignThinkingDropped(t *testing.T) {
 	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
 		agentrt.NewUserMessage("Oslo?"),
 		agentrt.NewAssistantMessage(agentrt.Block{Type: agentrt.BlockThinking, Text: "hmm", Signature: []byte("sig"), Provider: "anthropic"}, use),
-		agentrt.NewToolResult("toolu_1", "5C", false),
+		agentrt.NewToolMessage("toolu_1", "5C", false),
 	}, Tools: []agentrt.ToolSpec{weatherThinking}})
 	require.NoError(t, err)
 	skip := base64.StdEncoding.EncodeToString(skipSignature)

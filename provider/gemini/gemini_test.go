@@ -152,7 +152,7 @@ func TestToolCall(t *testing.T) {
 			assert.Empty(t, deltas, "an empty text part is no delta")
 
 			// The follow-up sends the call back with its thought signature.
-			req.Messages = append(req.Messages, resp.Message, agentrt.NewToolResult(id, "61F, foggy", false))
+			req.Messages = append(req.Messages, resp.Message, agentrt.NewToolMessage(id, "61F, foggy", false))
 			_, err = p.Plan(context.Background(), req)
 			require.NoError(t, err)
 			follow := srv.reqs()[1].Body
@@ -250,8 +250,8 @@ func TestParallelToolResultsFollowup(t *testing.T) {
 	require.Len(t, uses, 2)
 
 	req.Messages = append(req.Messages, first.Message,
-		agentrt.NewToolResult(uses[1].ID, "multiplication is down for maintenance", true),
-		agentrt.NewToolResult(uses[0].ID, "5", false),
+		agentrt.NewToolMessage(uses[1].ID, "multiplication is down for maintenance", true),
+		agentrt.NewToolMessage(uses[0].ID, "5", false),
 	)
 	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
@@ -304,7 +304,7 @@ func TestToolResultFollowupWithAPIID(t *testing.T) {
 	recorded := decode(t, fixture(t, "tool-result-followup.request.json"))
 	fileText := at(t, recorded, "contents", 2, "parts", 1, "text").(string)
 	req.Messages = append(req.Messages, first.Message,
-		agentrt.NewToolResult("PPik6Btt", "metadata", false),
+		agentrt.NewToolMessage("PPik6Btt", "metadata", false),
 		agentrt.NewUserMessage(fileText))
 	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
@@ -418,8 +418,8 @@ func TestRequestHistoryFromElsewhere(t *testing.T) {
 				agentrt.ToolUseBlock("toolu_01", "weather", json.RawMessage(`{"location":"Paris"}`)),
 				agentrt.ToolUseBlock("toolu_02", "weather", nil),
 			),
-			agentrt.NewToolResult("toolu_01", "18C", false),
-			agentrt.NewToolResult("toolu_02", `invalid input: field "location" is required`, true),
+			agentrt.NewToolMessage("toolu_01", "18C", false),
+			agentrt.NewToolMessage("toolu_02", `invalid input: field "location" is required`, true),
 			agentrt.NewAssistantMessage(agentrt.TextBlock("")),
 			agentrt.NewUserMessage("Thanks."),
 		},
@@ -469,7 +469,7 @@ func TestRequestOptions(t *testing.T) {
 		srv := newReplayServer(t)
 		p, _ := newTestProvider(t, srv, nil)
 		for name, req := range map[string]*agentrt.ModelRequest{
-			"orphan tool result": {Messages: []agentrt.Message{agentrt.NewUserMessage("hi"), agentrt.NewToolResult("nope", "x", false)}},
+			"orphan tool result": {Messages: []agentrt.Message{agentrt.NewUserMessage("hi"), agentrt.NewToolMessage("nope", "x", false)}},
 			"bad tool schema":    {Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}, Tools: []agentrt.ToolSpec{{Name: "x", InputSchema: json.RawMessage(`{"type":"string"}`)}}},
 			"bad tool input":     {Messages: []agentrt.Message{agentrt.NewUserMessage("hi"), agentrt.NewAssistantMessage(agentrt.ToolUseBlock("a", "x", json.RawMessage(`[1]`)))}},
 		} {

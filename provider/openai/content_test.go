@@ -162,7 +162,7 @@ func TestReasoningContentSentBackRecorded(t *testing.T) {
 	var stored agentrt.Message
 	require.NoError(t, json.Unmarshal(b, &stored))
 	call := stored.ToolUses()[0]
-	req.Messages = append(req.Messages, stored, agentrt.NewToolResult(call.ID, "40 C", false))
+	req.Messages = append(req.Messages, stored, agentrt.NewToolMessage(call.ID, "40 C", false))
 	resp, err = p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	for i, name := range []string{"compat-zai-reasoning-tool-call.request.json", "compat-zai-reasoning-tool-result-followup.request.json"} {
@@ -237,7 +237,7 @@ func TestToolResultImageBecomesUserMessage(t *testing.T) {
 				agentrt.ToolUseBlock("call_1", "screenshot", json.RawMessage(`{}`)),
 				agentrt.ToolUseBlock("call_2", "clock", json.RawMessage(`{}`))),
 			{Role: agentrt.RoleTool, ToolUseID: "call_1", Content: "the screen", Blocks: []agentrt.Block{agentrt.ImageBlock("image/png", png)}},
-			agentrt.NewToolResult("call_2", "12:00", false),
+			agentrt.NewToolMessage("call_2", "12:00", false),
 			agentrt.NewUserMessage("What do you see?"),
 		},
 	})

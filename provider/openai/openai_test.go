@@ -238,7 +238,7 @@ func TestToolResultFollowUp(t *testing.T) {
 	req := weatherRequest()
 	req.Messages = append(req.Messages,
 		agentrt.NewAssistantMessage(agentrt.ToolUseBlock("call_IUonKM9GCNis5eMRHuusMqoy", "weather", json.RawMessage(`{"location":"Florence, Italy"}`))),
-		agentrt.NewToolResult("call_IUonKM9GCNis5eMRHuusMqoy", "40 C", false),
+		agentrt.NewToolMessage("call_IUonKM9GCNis5eMRHuusMqoy", "40 C", false),
 	)
 	resp, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
@@ -261,8 +261,8 @@ func TestParallelToolResultsFollowUp(t *testing.T) {
 			agentrt.ToolUseBlock("call_fifE5poZ3dg3JDUKGFi48NGq", "add", json.RawMessage(`{"a": 2, "b": 3}`)),
 			agentrt.ToolUseBlock("call_cvvIly4eGLZUYOMhAviT8jAF", "multiply", json.RawMessage(`{"a": 2, "b": 3}`)),
 		),
-		agentrt.NewToolResult("call_fifE5poZ3dg3JDUKGFi48NGq", "5", false),
-		agentrt.NewToolResult("call_cvvIly4eGLZUYOMhAviT8jAF", "6", false),
+		agentrt.NewToolMessage("call_fifE5poZ3dg3JDUKGFi48NGq", "5", false),
+		agentrt.NewToolMessage("call_cvvIly4eGLZUYOMhAviT8jAF", "6", false),
 	)
 	resp, err := srv.provider(nil).Plan(context.Background(), req)
 	require.NoError(t, err)
@@ -287,9 +287,9 @@ func TestHistoryMapping(t *testing.T) {
 				agentrt.TextBlock("Both cities."),
 				agentrt.ToolUseBlock("call_b", "weather", nil),
 			),
-			agentrt.NewToolResult("call_a", "18C", false),
-			agentrt.NewToolResult("call_b", "service unavailable", true),
-			agentrt.NewToolResult("call_c", "error: already says so", true),
+			agentrt.NewToolMessage("call_a", "18C", false),
+			agentrt.NewToolMessage("call_b", "service unavailable", true),
+			agentrt.NewToolMessage("call_c", "error: already says so", true),
 			agentrt.NewAssistantMessage(),
 			agentrt.NewAssistantMessage(agentrt.ToolUseBlock("call_d", "weather", json.RawMessage(`"{\"city\":"`))),
 			agentrt.NewUserMessage("Thanks"),
@@ -610,7 +610,7 @@ func TestInvalidArgumentsRoundTrip(t *testing.T) {
 	req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}}
 	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
-	req.Messages = append(req.Messages, resp.Message, agentrt.NewToolResult("call_2", "input is not valid JSON", true))
+	req.Messages = append(req.Messages, resp.Message, agentrt.NewToolMessage("call_2", "input is not valid JSON", true))
 	_, err = p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	msgs := srv.request(1).Body["messages"].([]any)

@@ -27,14 +27,14 @@ type Loop interface {
 	Accept(resp *agentrt.ModelResponse) (agentrt.Message, []agentrt.ToolCall)
 	Batch(i int) int
 	Runs(i int) bool
-	Settle(i int, out agentrt.ToolOutcome, ran bool) agentrt.ToolResult
+	Settle(i int, out agentrt.ToolResult, ran bool) agentrt.ToolResult
 	Next() (msgs []agentrt.Message, done *agentrt.Done, err error)
 	ExpectOutput(schema json.RawMessage, maxRetries int) error
 	Stop(reason agentrt.StopReason, layer agentrt.Layer, err error) ([]agentrt.Message, agentrt.Done)
 
 	Plan(ctx context.Context, req *agentrt.ModelRequest, prev *agentrt.Compaction, force bool, attempt int, emit func(agentrt.Event)) PlanOutcome
-	Decide(ctx context.Context, turn int, use agentrt.Block, emit func(agentrt.Event)) (input json.RawMessage, denied *agentrt.ToolOutcome)
-	Execute(ctx context.Context, turn int, use agentrt.Block, input json.RawMessage, emit func(agentrt.Event)) (out agentrt.ToolOutcome, ran bool)
+	Decide(ctx context.Context, turn int, use agentrt.Block, emit func(agentrt.Event)) (input json.RawMessage, denied *agentrt.ToolResult)
+	Execute(ctx context.Context, turn int, use agentrt.Block, input json.RawMessage, emit func(agentrt.Event)) (out agentrt.ToolResult, ran bool)
 }
 
 // PlanOutcome is the outcome of one planner attempt (Loop.Plan).

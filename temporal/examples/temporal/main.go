@@ -262,10 +262,10 @@ func run(address, session, question string, ask bool) error {
 				fmt.Println("assistant:", t)
 			}
 		case agentrt.ToolCall:
-			fmt.Printf("  -> %s %s %s\n", e.ToolUse.ID, e.ToolUse.Name, e.ToolUse.Input)
-			if !e.ReadOnly && !ask {
+			fmt.Printf("  -> %s %s %s\n", e.ToolUseID, e.Tool.Name, e.RawInput)
+			if !e.Tool.ReadOnly && !ask {
 				fmt.Printf("     (a write tool: approve it from another terminal with\n"+
-					"      go run ./examples/temporal approve -session %s -id %s)\n", session, e.ToolUse.ID)
+					"      go run ./examples/temporal approve -session %s -id %s)\n", session, e.ToolUseID)
 			}
 		case agentrt.ToolResult:
 			fmt.Printf("  <- %s\n", e.Message.Content)
