@@ -676,7 +676,7 @@ func brokenSessions() map[string][]agentrt.Message {
 		}
 		return agentrt.NewAssistantMessage(bs...)
 	}
-	res := func(id string) agentrt.Message { return agentrt.NewToolResult(id, "r", false) }
+	res := func(id string) agentrt.Message { return agentrt.NewToolMessage(id, "r", false) }
 	user := agentrt.NewUserMessage("q")
 	text := agentrt.NewAssistantMessage(agentrt.TextBlock("a"))
 	return map[string][]agentrt.Message{
@@ -741,8 +741,8 @@ func HostileMessages() map[string]agentrt.Message {
 		"nul-input":        use(`{"k":"a\u0000b","n":"\u0000"}`),
 		"surrogate-input":  use(`{"hi":"\ud800","lo":"x\udc00","pair":"\ud83d\ude00"}`),
 		"not-utf8-input":   use("{\"k\":\"\xff\xfe\"}"),
-		"nul-result":       agentrt.NewToolResult("c\x00", "out\x00put", true),
-		"not-utf8-result":  agentrt.NewToolResult("c1", "bin \x80\x81", false),
+		"nul-result":       agentrt.NewToolMessage("c\x00", "out\x00put", true),
+		"not-utf8-result":  agentrt.NewToolMessage("c1", "bin \x80\x81", false),
 		"escapes-everyway": agentrt.NewUserMessage("\\u0000 \\ud800 \u2028\u2029 \x7f \x01"),
 	}
 }

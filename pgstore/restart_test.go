@@ -49,8 +49,8 @@ func TestServerRestartMidRun(t *testing.T) {
 	assert.True(t, msgs[1].HasToolUse())
 
 	// The same store (its pool reconnects) resumes the session.
-	ag.Planner = agenttest.Script(agenttest.Reply("back"))
-	events, err := agenttest.Collect(ag.Run(t.Context(), id, "again"))
+	again := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("back")), Tools: ag.Tools, Permission: ag.Permission, Store: s}
+	events, err := agenttest.Collect(again.Run(t.Context(), id, "again"))
 	require.NoError(t, err)
 	done, _ := agenttest.Done(events)
 	assert.Equal(t, "back", done.FinalText)
