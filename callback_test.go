@@ -267,3 +267,46 @@ func TestRunTypedNilPlannerIsInvalid(t *testing.T) {
 		assert.Empty(t, events)
 	}
 }
+
+// The AfterTool hooks of a parallel call that ended with runtime.Goexit
+// run on a goroutine the runtime starts, so a Goexit there is contained
+// too: the calls of the group that finished first keep their results.
+// (Found by the property test: the first call's success became
+// "interrupted".)
+func TestGoexitInAfterToolOfAParallelCallIsContained(t *testing.T) {
+	t.Parallel()
+	secondDone := make(chan struct{})
+	read := agentrt.NewTool("read", "Reads.", func(_ context.Context, in struct {
+		Exit bool `json:"exit"`
+	}) (string, error) {
+		if in.Exit {
+			defer close(secondDone)
+			runtime.Goexit()
+		}
+		<-secondDone // finishes after the call that exits
+		return "read", nil
+	}, agentrt.ReadOnly())
+	store := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{read}, Store: store,
+		Hooks: []agentrt.Hooks{{AfterTool: func(_ context.Context, call *agentrt.ToolCall, _ *agentrt.ToolResult) {
+			if call.ToolUseID == "r2" {
+				runtime.Goexit()
+			}
+		}}},
+		Planner: agenttest.Script(
+			agenttest.Respond(agentrt.NewAssistantMessage(use("r1", "read", `{"exit":false}`), use("r2", "read", `{"exit":true}`))),
+			agenttest.Reply("done"))}
+	end := rangeOnGoroutine(ag.Run(context.Background(), "s", "go"))
+	require.True(t, end.normal, "a Goexit escaped Run")
+	require.NoError(t, end.err)
+	msgs, err := store.Load(context.Background(), "s")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+	assert.Equal(t, "read", resultOf(t, msgs, "r1").Content)
+	r2 := resultOf(t, msgs, "r2")
+	assert.True(t, r2.IsError)
+	assert.Contains(t, r2.Content, "runtime.Goexit called")
+	failed := agenttest.Filter[agentrt.HookFailed](end.events)
+	require.Len(t, failed, 1)
+	assert.Equal(t, "AfterTool", failed[0].Stage)
+}

@@ -479,7 +479,10 @@ func (r *run) afterToolHooks(ctx context.Context, c *call) {
 }
 
 // afterGoexit runs the AfterTool hooks of a call whose tool ended the
-// goroutine the runtime started for it with runtime.Goexit.
+// goroutine the runtime started for it with runtime.Goexit. They run on a
+// goroutine of their own too (contain): the calls of its group that are
+// done are not settled yet, and a Goexit here must not leave them
+// unanswered.
 func (r *run) afterGoexit(c *call) {
 	if !c.needAfter {
 		return
@@ -489,7 +492,9 @@ func (r *run) afterGoexit(c *call) {
 	if c.ctx != nil {
 		ctx = c.ctx
 	}
-	r.afterToolHooks(ctx, c)
+	if perr := contain(func() { r.afterToolHooks(ctx, c) }); perr != nil {
+		c.herrs = append(c.herrs, &hookError{Stage: "AfterTool", Index: -1, Err: perr})
+	}
 }
 
 // settle gives c its final result, appends it and emits it.
