@@ -46,6 +46,7 @@ func TestTestStoreCatchesBrokenStores(t *testing.T) {
 		"list-ascending":  {"List", "ListOrder"},
 		"long-title":      {"List", "HostileText"},
 		"strip-nul":       {"HostileText"},
+		"exact-bad-utf8":  {"HostileText"},
 		"no-size-limit":   {"LargestMessage"},
 		"count-all":       {"RecordStore"},
 		"records-lost":    {"RecordStore"},
@@ -127,6 +128,23 @@ func (s *faultyStore) check(id string) error {
 	return agentrt.ValidateSessionID(id)
 }
 
+// jsonText is m with its text as its JSON carries it (each byte that is not
+// UTF-8 replaced by U+FFFD) and its tool inputs as they are.
+func jsonText(m agentrt.Message) agentrt.Message {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return m
+	}
+	var out agentrt.Message
+	if json.Unmarshal(b, &out) != nil {
+		return m
+	}
+	for i := range out.Blocks {
+		out.Blocks[i].Input = m.Blocks[i].Input
+	}
+	return out
+}
+
 func (s *faultyStore) Append(_ context.Context, id string, m agentrt.Message) error {
 	if err := s.check(id); err != nil {
 		return err
@@ -136,6 +154,9 @@ func (s *faultyStore) Append(_ context.Context, id string, m agentrt.Message) er
 	}
 	if s.fault == "strip-nul" {
 		m.Content = strings.ReplaceAll(m.Content, "\x00", "")
+	}
+	if s.fault != "exact-bad-utf8" {
+		m = jsonText(m) // text that is not UTF-8 as its JSON carries it
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
