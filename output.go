@@ -196,9 +196,9 @@ func schemaOutputSpec(schema json.RawMessage) (*outputSpec, error) {
 	if !json.Valid(schema) {
 		return nil, errors.New("agentrt: the output schema is not valid JSON")
 	}
-	checked, err := compileSchema(schema)
+	node, err := compileSchema(schema, false)
 	if err != nil {
-		checked = nil // not an object schema: shown, not enforced
+		node = nil // not an object schema: shown, not enforced
 	}
 	return &outputSpec{
 		schema: schema,
@@ -209,10 +209,10 @@ func schemaOutputSpec(schema json.RawMessage) (*outputSpec, error) {
 			if !json.Valid(raw) {
 				return errors.New("the answer is not valid JSON")
 			}
-			if checked == nil {
+			if node == nil {
 				return nil
 			}
-			if errs := checked.check(raw); len(errs) > 0 {
+			if errs := node.check(raw); len(errs) > 0 {
 				return joinFieldErrors(errs)
 			}
 			return nil

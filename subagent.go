@@ -45,21 +45,18 @@ func AgentTool(child *Agent, name, description string, opts ...ToolOption) Tool 
 	}
 	schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"task":{"type":"string","description":%q}},"required":["task"],"additionalProperties":false}`,
 		"The task for the "+name+" agent, with all the context it needs: it does not see this conversation."))
-	checked, err := compileSchema(schema)
-	if err != nil {
-		panic(fmt.Sprintf("agentrt: AgentTool %q: %v", name, err))
-	}
+	node, _ := parseSchema(schema)
 	return &agentTool{
-		child:  child,
-		schema: checked,
-		spec:   ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: readOnly || o.readOnly, Timeout: o.timeout},
+		child: child,
+		node:  node,
+		spec:  ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: readOnly || o.readOnly, Timeout: o.timeout},
 	}
 }
 
 type agentTool struct {
-	child  *Agent
-	spec   ToolSpec
-	schema *checkedSchema
+	child *Agent
+	spec  ToolSpec
+	node  *schemaNode
 }
 
 type agentToolInput struct {
@@ -72,7 +69,7 @@ func (t *agentTool) Decode(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		raw = emptyObject
 	}
-	fixed, err := t.schema.normalize(raw)
+	fixed, err := t.node.normalize(raw, true)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package agentrt
 import (
 	"bytes"
 	"context"
-	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -104,14 +103,18 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // items or map values. Sized and unsigned integers get their range as
 // minimum and maximum. Patterns are Go (RE2) regular expressions.
 //
-// Each call's input is checked against that very schema (JSON Schema
-// draft 2020-12, with github.com/santhosh-tekuri/jsonschema), then
-// decoded, then validated with go-playground/validator (`validate` tags),
-// and every error names the JSON field at fault (`field "ship.city" is
-// required`, `field "unit" must be one of "c", "f"`). The schema and the
-// decoder agree: an input the schema allows passes, and every rule the
-// schema shows is enforced. Of formats, the schema shows only date-time,
-// date, time, email, uri, uri-reference, uuid, ipv4, ipv6 and hostname.
+// Each call's input is checked against that schema, then decoded, then
+// validated with go-playground/validator (`validate` tags), and every
+// error names the JSON field at fault (`field "ship.city" is required`,
+// `field "unit" must be one of "c", "f"`). The schema and the decoder
+// agree: an input the schema allows passes the check, and every rule the
+// schema shows (type, required, enum, const, minimum, maximum,
+// exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength,
+// pattern, the formats date-time, date, time, email, uri, uri-reference,
+// uuid, ipv4, ipv6 and hostname, minItems, maxItems, uniqueItems,
+// minProperties, maxProperties, properties, patternProperties,
+// additionalProperties, items, allOf, anyOf, oneOf, not) is enforced; a
+// format the decoder does not check is left out of the schema.
 //
 // Required means present, as in JSON Schema: {"a":0} has a. The validate
 // rules keep go-playground's meaning, which the schema cannot always show:
@@ -136,10 +139,9 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // from fn becomes an is_error result carrying its text.
 //
 // NewTool panics on a programmer error: an invalid name (it must match
-// ^[a-zA-Z0-9_-]{1,64}$), a nil fn, an In that is not a struct, tags that
-// give an invalid schema (a pattern that does not compile, a $ref), a
-// validate tag go-playground does not know, or an Out that encoding/json
-// cannot encode (a chan, a func or a complex number anywhere in it).
+// ^[a-zA-Z0-9_-]{1,64}$), a nil fn, an In that is not a struct, or tags that
+// give an invalid schema (a pattern that does not compile, a keyword such
+// as $ref that the decoder cannot enforce).
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...ToolOption) Tool {
 	if !toolNameRE.MatchString(name) {
 		panic(fmt.Sprintf("agentrt: NewTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
@@ -160,100 +162,26 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		panic(fmt.Sprintf("agentrt: NewTool %q: input type %v is not a struct", name, inType))
 	}
 	schema, err := reflectInputSchema(st)
-	var checked *checkedSchema
+	var node *schemaNode
 	if err == nil {
-		checked, err = compileSchema(schema)
-	}
-	validator := newStructValidator(st)
-	if err == nil && validator != nil {
-		err = validator.checkTags(st)
-	}
-	if err == nil {
-		err = checkEncodable(reflect.TypeFor[Out]())
+		node, err = compileSchema(schema, true)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
 	}
-	return &typedTool[In, Out]{
-		spec:      ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
-		fn:        fn,
-		schema:    checked,
-		validator: validator,
+	t := &typedTool[In, Out]{
+		spec: ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
+		fn:   fn,
+		node: node,
 	}
-}
-
-var (
-	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
-	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-)
-
-// checkEncodable reports an output type that encoding/json cannot encode:
-// one with a chan, a func, a complex number or an unsafe.Pointer where
-// encoding/json would reach it, or a map whose keys it cannot write. A
-// type with its own MarshalJSON or MarshalText is taken at its word, and
-// an interface cannot be judged before it holds a value.
-func checkEncodable(t reflect.Type) error {
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type, at string) error
-	walk = func(t reflect.Type, at string) error {
-		if seen[t] || marshals(t) {
-			return nil
-		}
-		seen[t] = true
-		switch t.Kind() {
-		case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
-			return fmt.Errorf("output type cannot be encoded as JSON: %s is %v", at, t)
-		case reflect.Pointer, reflect.Slice, reflect.Array:
-			return walk(t.Elem(), at)
-		case reflect.Map:
-			switch k := t.Key(); k.Kind() {
-			case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			default:
-				if !k.Implements(textMarshalerType) {
-					return fmt.Errorf("output type cannot be encoded as JSON: %s is a map with keys of type %v", at, k)
-				}
-			}
-			return walk(t.Elem(), at)
-		case reflect.Struct:
-			for i := range t.NumField() {
-				f := t.Field(i)
-				if f.Tag.Get("json") == "-" || !f.IsExported() && !embedsStruct(f) {
-					continue
-				}
-				if err := walk(f.Type, at+"."+f.Name); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return walk(t, t.String())
-}
-
-// embedsStruct reports an embedded struct, whose exported fields
-// encoding/json encodes even when its type is unexported.
-func embedsStruct(f reflect.StructField) bool {
-	t := f.Type
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return f.Anonymous && t.Kind() == reflect.Struct
-}
-
-func marshals(t reflect.Type) bool {
-	for _, m := range []reflect.Type{jsonMarshalerType, textMarshalerType} {
-		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
-			return true
-		}
-	}
-	return false
+	t.validator = newStructValidator(st)
+	return t
 }
 
 type typedTool[In, Out any] struct {
 	spec      ToolSpec
 	fn        func(context.Context, In) (Out, error)
-	schema    *checkedSchema
+	node      *schemaNode
 	validator *structValidator // nil when In has no validate tags
 }
 
@@ -264,20 +192,24 @@ func (t *typedTool[In, Out]) Decode(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		raw = emptyObject
 	}
-	obj, raw, err := parseInput(raw)
-	if err != nil {
-		return nil, err
-	}
-	changed, errs := t.schema.repairAndCheck(obj, raw, true)
-	if changed {
-		raw = encodeJSON(obj)
-	}
-	var in In // the schema has refused unknown fields
-	if err := json.Unmarshal(raw, &in); err != nil {
-		if len(errs) > 0 {
-			return nil, joinFieldErrors(errs)
+	var in In
+	var errs []fieldError
+	if err := json.Unmarshal(raw, &in); err != nil || !t.node.valid(raw) {
+		// Slow path: repair what models are known to get wrong, then
+		// check and decode again; report everything still wrong by JSON
+		// field name.
+		fixed, ferr := t.node.normalize(raw, false)
+		if ferr != nil {
+			return nil, ferr
 		}
-		return nil, describeDecodeError(err)
+		errs = t.node.check(fixed)
+		in = *new(In)
+		if err := decodeStrict(fixed, &in); err != nil {
+			if len(errs) > 0 {
+				return nil, joinFieldErrors(errs)
+			}
+			return nil, describeDecodeError(err)
+		}
 	}
 	boxed := any(in) // boxed once: validated and returned as is
 	if t.validator != nil {
@@ -341,13 +273,12 @@ func (t *typedTool[In, Out]) ExecuteContent(ctx context.Context, input any) (str
 
 // NewRawTool returns a Tool with a hand-written JSON Schema whose function
 // receives the input as raw JSON (always an object). The input is coerced
-// like NewTool's and checked against the whole schema (draft 2020-12
-// unless its $schema names another). Errors name the JSON field at fault.
+// like NewTool's and checked against the whole schema, with the keywords
+// listed on [NewTool]; others (such as $ref) are shown to the model but not
+// enforced. Errors name the JSON field at fault.
 //
 // NewRawTool panics on an invalid name, a nil fn, or a schema that is not a
-// JSON object schema or does not compile (an invalid pattern, a $ref that
-// does not point inside the schema: nothing is loaded from files or the
-// network).
+// JSON object schema or does not compile (an invalid pattern).
 func NewRawTool(name, description string, schema json.RawMessage, fn func(context.Context, json.RawMessage) (string, error), opts ...ToolOption) Tool {
 	if !toolNameRE.MatchString(name) {
 		panic(fmt.Sprintf("agentrt: NewRawTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
@@ -359,21 +290,21 @@ func NewRawTool(name, description string, schema json.RawMessage, fn func(contex
 	for _, opt := range opts {
 		opt(&o)
 	}
-	checked, err := compileSchema(schema)
+	node, err := parseSchema(schema)
 	if err != nil {
 		panic(fmt.Sprintf("agentrt: NewRawTool %q: %v", name, err))
 	}
 	return &rawTool{
-		spec:   ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
-		fn:     fn,
-		schema: checked,
+		spec: ToolSpec{Name: name, Description: description, InputSchema: schema, ReadOnly: o.readOnly, Timeout: o.timeout},
+		fn:   fn,
+		node: node,
 	}
 }
 
 type rawTool struct {
-	spec   ToolSpec
-	fn     func(context.Context, json.RawMessage) (string, error)
-	schema *checkedSchema
+	spec ToolSpec
+	fn   func(context.Context, json.RawMessage) (string, error)
+	node *schemaNode
 }
 
 func (t *rawTool) Spec() ToolSpec { return t.spec }
@@ -383,7 +314,7 @@ func (t *rawTool) Decode(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		raw = emptyObject
 	}
-	fixed, err := t.schema.normalize(raw)
+	fixed, err := t.node.normalize(raw, true)
 	if err != nil {
 		return nil, err
 	}

@@ -66,78 +66,6 @@ func TestNewToolProgrammerErrors(t *testing.T) {
 	})
 }
 
-func TestNewToolRejectsUnknownValidateTags(t *testing.T) {
-	t.Parallel()
-	type Typo struct {
-		N int `json:"n" validate:"maxx=3"`
-	}
-	type Inner struct {
-		S string `json:"s" validate:"required,lenn=2"`
-	}
-	type Nested struct {
-		Items []Inner `json:"items" validate:"dive"`
-	}
-	type BadParam struct {
-		N int `json:"n" validate:"min=abc"`
-	}
-	assert.PanicsWithValue(t, `agentrt: NewTool "typo": invalid validate tag in agentrt_test.Typo: Undefined validation function 'maxx' on field 'N'`, func() {
-		agentrt.NewTool("typo", "", func(context.Context, Typo) (string, error) { return "", nil })
-	})
-	assert.PanicsWithValue(t, `agentrt: NewTool "nested": invalid validate tag in agentrt_test.Inner: Undefined validation function 'lenn' on field 'S'`, func() {
-		agentrt.NewTool("nested", "", func(context.Context, Nested) (string, error) { return "", nil })
-	}, "in a struct reached only through a slice")
-	assert.Panics(t, func() {
-		agentrt.NewTool("param", "", func(context.Context, BadParam) (string, error) { return "", nil })
-	}, "a parameter the rule cannot read")
-	assert.NotPanics(t, func() { orderTool() })
-}
-
-func TestNewToolRejectsOutputsJSONCannotEncode(t *testing.T) {
-	t.Parallel()
-	type WithFunc struct {
-		Name string
-		F    func()
-	}
-	type Deep struct {
-		Items []map[string]*WithFunc
-	}
-	type Hidden struct {
-		F    func() `json:"-"`
-		f    chan int
-		Name string
-	}
-	tests := []struct {
-		name string
-		make func()
-		want string // "" when NewTool accepts it
-	}{
-		{"chan", func() { newToolOut[chan int]() }, "chan int is chan int"},
-		{"func", func() { newToolOut[func() int]() }, "func() int is func() int"},
-		{"complex", func() { newToolOut[complex128]() }, "complex128 is complex128"},
-		{"struct with a func", func() { newToolOut[WithFunc]() }, "agentrt_test.WithFunc.F is func()"},
-		{"deep", func() { newToolOut[*Deep]() }, "*agentrt_test.Deep.Items.F is func()"},
-		{"map key", func() { newToolOut[map[[2]int]string]() }, "map[[2]int]string is a map with keys of type [2]int"},
-		{"hidden fields", func() { _ = Hidden{f: nil}; newToolOut[Hidden]() }, ""},
-		{"json.Marshaler", func() { newToolOut[json.RawMessage]() }, ""},
-		{"interface", func() { newToolOut[any]() }, ""},
-		{"blocks", func() { newToolOut[[]agentrt.Block]() }, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.want == "" {
-				assert.NotPanics(t, tc.make)
-				return
-			}
-			assert.PanicsWithValue(t, `agentrt: NewTool "out": output type cannot be encoded as JSON: `+tc.want, tc.make)
-		})
-	}
-}
-
-func newToolOut[Out any]() agentrt.Tool {
-	var zero Out
-	return agentrt.NewTool("out", "", func(context.Context, AddIn) (Out, error) { return zero, nil })
-}
-
 func TestToolDecodeErrors(t *testing.T) {
 	t.Parallel()
 	tool := orderTool()
@@ -238,39 +166,4 @@ func TestNewToolAnyField(t *testing.T) {
 	assert.JSONEq(t, `{"name":"x","value":[1,"two",true],"extra":{"k":{"deep":1}}}`, out)
 	_, err = tool.Decode(json.RawMessage(`{"name":"x","value":1,"nope":2}`))
 	assert.EqualError(t, err, `invalid input: unknown field "nope" (valid fields: "extra", "name", "value")`)
-}
-
-// A hand-written schema may use any keyword of draft 2020-12, or name an
-// older draft; every violation names its field.
-func TestRawToolChecksEveryKeyword(t *testing.T) {
-	t.Parallel()
-	echo := func(_ context.Context, in json.RawMessage) (string, error) { return string(in), nil }
-	tests := []struct {
-		schema, input, want string
-	}{
-		{`{"type":"object","properties":{
-			"one":{"oneOf":[{"type":"integer"},{"type":"number","minimum":0}]},
-			"not":{"not":{"type":"string"}},
-			"cond":{"type":"object","if":{"required":["a"]},"then":{"required":["b"]}},
-			"dep":{"type":"object","dependentRequired":{"a":["c"]}},
-			"names":{"type":"object","propertyNames":{"pattern":"^[a-z]+$"}},
-			"has":{"type":"array","contains":{"const":1}},
-			"ref":{"$ref":"#/$defs/pos"},
-			"all":{"allOf":[{"type":"string"},{"minLength":3}]},
-			"never":false
-		},"$defs":{"pos":{"type":"integer","exclusiveMinimum":0}}}`,
-			`{"one":2,"not":"x","cond":{"a":1},"dep":{"a":1},"names":{"A":1},"has":[2],"ref":"0","all":"ab","never":1}`,
-			`invalid input: property name "A" is not allowed; field "one" matches more than one of its 2 allowed forms; it must match exactly one; field "not" must not be a string; field "cond.b" is required; field "dep.c" is required when "a" is present; field "has" no items match contains schema; field "ref" must be greater than 0; field "all" must have at least 3 characters; field "never" is not allowed`},
-		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"number","minimum":0,"exclusiveMinimum":5}},"dependencies":{"n":["m"],"x":{"required":["y"]}}}`,
-			`{"n":3,"x":1}`,
-			`invalid input: field "m" is required when "n" is present; field "y" is required; field "n" must be greater than 5`},
-		{`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"n":{"type":"number","minimum":5,"exclusiveMinimum":true}}}`,
-			`{"n":5}`,
-			`invalid input: field "n" must be greater than 5`},
-	}
-	for _, tc := range tests {
-		tool := agentrt.NewRawTool("kw", "", json.RawMessage(tc.schema), echo)
-		_, err := tool.Decode(json.RawMessage(tc.input))
-		assert.EqualError(t, err, tc.want, tc.input)
-	}
 }

@@ -19,7 +19,7 @@ type structValidator struct {
 // newStructValidator returns nil when t has no validate tags at all, so
 // that tools without rules pay nothing.
 func newStructValidator(t reflect.Type) *structValidator {
-	if !hasValidateTags(t) {
+	if !hasValidateTags(t, map[reflect.Type]bool{}) {
 		return nil
 	}
 	return &structValidator{v: newValidate()}
@@ -42,58 +42,21 @@ func newValidate() *validator.Validate {
 	return v
 }
 
-// checkTags reports a validate tag in t, or in a struct inside it, that
-// go-playground does not know or cannot apply to its field: the validator
-// would panic on it at the first call. It validates the zero value of each
-// struct type, which makes go-playground parse every tag (and cache them).
-func (s *structValidator) checkTags(t reflect.Type) error {
-	for _, st := range structTypes(t) {
-		if err := validateZero(s.v, st); err != nil {
-			return err
-		}
+func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
 	}
-	return nil
-}
-
-func validateZero(v *validator.Validate, st reflect.Type) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("invalid validate tag in %v: %v", st, r)
-		}
-	}()
-	_ = v.Struct(reflect.New(st).Elem().Interface()) // a zero value may well be invalid
-	return nil
-}
-
-// structTypes lists the struct types in t, t first if it is one.
-func structTypes(t reflect.Type) []reflect.Type {
-	var out []reflect.Type
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct || seen[t] {
-			return
-		}
-		seen[t] = true
-		out = append(out, t)
-		for i := range t.NumField() {
-			walk(t.Field(i).Type)
-		}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return false
 	}
-	walk(t)
-	return out
-}
-
-// hasValidateTags reports whether a struct in t has a validate tag.
-func hasValidateTags(t reflect.Type) bool {
-	for _, st := range structTypes(t) {
-		for i := range st.NumField() {
-			if _, ok := st.Field(i).Tag.Lookup("validate"); ok {
-				return true
-			}
+	seen[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if _, ok := f.Tag.Lookup("validate"); ok {
+			return true
+		}
+		if hasValidateTags(f.Type, seen) {
+			return true
 		}
 	}
 	return false
