@@ -3,6 +3,7 @@ package agentrt
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -139,9 +140,11 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // from fn becomes an is_error result carrying its text.
 //
 // NewTool panics on a programmer error: an invalid name (it must match
-// ^[a-zA-Z0-9_-]{1,64}$), a nil fn, an In that is not a struct, or tags that
+// ^[a-zA-Z0-9_-]{1,64}$), a nil fn, an In that is not a struct, tags that
 // give an invalid schema (a pattern that does not compile, a keyword such
-// as $ref that the decoder cannot enforce).
+// as $ref that the decoder cannot enforce), a validate tag go-playground
+// does not know, or an Out that encoding/json cannot encode (a chan, a func
+// or a complex number anywhere in it).
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...ToolOption) Tool {
 	if !toolNameRE.MatchString(name) {
 		panic(fmt.Sprintf("agentrt: NewTool: invalid tool name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
@@ -174,8 +177,82 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		fn:   fn,
 		node: node,
 	}
+	if err := checkValidateTags(st); err != nil {
+		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
+	}
+	if err := checkEncodable(reflect.TypeFor[Out]()); err != nil {
+		panic(fmt.Sprintf("agentrt: NewTool %q: %v", name, err))
+	}
 	t.validator = newStructValidator(st)
 	return t
+}
+
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// checkEncodable reports an output type that encoding/json cannot encode:
+// one with a chan, a func, a complex number or an unsafe.Pointer where
+// encoding/json would reach it, or a map whose keys it cannot write. A
+// type with its own MarshalJSON or MarshalText is taken at its word, and
+// an interface cannot be judged before it holds a value.
+func checkEncodable(t reflect.Type) error {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type, at string) error
+	walk = func(t reflect.Type, at string) error {
+		if seen[t] || marshals(t) {
+			return nil
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+			return fmt.Errorf("output type cannot be encoded as JSON: %s is %v", at, t)
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			return walk(t.Elem(), at)
+		case reflect.Map:
+			switch k := t.Key(); k.Kind() {
+			case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			default:
+				if !k.Implements(textMarshalerType) {
+					return fmt.Errorf("output type cannot be encoded as JSON: %s is a map with keys of type %v", at, k)
+				}
+			}
+			return walk(t.Elem(), at)
+		case reflect.Struct:
+			for i := range t.NumField() {
+				f := t.Field(i)
+				if f.Tag.Get("json") == "-" || !f.IsExported() && !embedsStruct(f) {
+					continue
+				}
+				if err := walk(f.Type, at+"."+f.Name); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(t, t.String())
+}
+
+// embedsStruct reports an embedded struct, whose exported fields
+// encoding/json encodes even when its type is unexported.
+func embedsStruct(f reflect.StructField) bool {
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return f.Anonymous && t.Kind() == reflect.Struct
+}
+
+func marshals(t reflect.Type) bool {
+	for _, m := range []reflect.Type{jsonMarshalerType, textMarshalerType} {
+		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
+			return true
+		}
+	}
+	return false
 }
 
 type typedTool[In, Out any] struct {

@@ -66,6 +66,78 @@ func TestNewToolProgrammerErrors(t *testing.T) {
 	})
 }
 
+func TestNewToolRejectsUnknownValidateTags(t *testing.T) {
+	t.Parallel()
+	type Typo struct {
+		N int `json:"n" validate:"maxx=3"`
+	}
+	type Inner struct {
+		S string `json:"s" validate:"required,lenn=2"`
+	}
+	type Nested struct {
+		Items []Inner `json:"items" validate:"dive"`
+	}
+	type BadParam struct {
+		N int `json:"n" validate:"min=abc"`
+	}
+	assert.PanicsWithValue(t, `agentrt: NewTool "typo": invalid validate tag in agentrt_test.Typo: Undefined validation function 'maxx' on field 'N'`, func() {
+		agentrt.NewTool("typo", "", func(context.Context, Typo) (string, error) { return "", nil })
+	})
+	assert.PanicsWithValue(t, `agentrt: NewTool "nested": invalid validate tag in agentrt_test.Inner: Undefined validation function 'lenn' on field 'S'`, func() {
+		agentrt.NewTool("nested", "", func(context.Context, Nested) (string, error) { return "", nil })
+	}, "in a struct reached only through a slice")
+	assert.Panics(t, func() {
+		agentrt.NewTool("param", "", func(context.Context, BadParam) (string, error) { return "", nil })
+	}, "a parameter the rule cannot read")
+	assert.NotPanics(t, func() { orderTool() })
+}
+
+func TestNewToolRejectsOutputsJSONCannotEncode(t *testing.T) {
+	t.Parallel()
+	type WithFunc struct {
+		Name string
+		F    func()
+	}
+	type Deep struct {
+		Items []map[string]*WithFunc
+	}
+	type Hidden struct {
+		F    func() `json:"-"`
+		f    chan int
+		Name string
+	}
+	tests := []struct {
+		name string
+		make func()
+		want string // "" when NewTool accepts it
+	}{
+		{"chan", func() { newToolOut[chan int]() }, "chan int is chan int"},
+		{"func", func() { newToolOut[func() int]() }, "func() int is func() int"},
+		{"complex", func() { newToolOut[complex128]() }, "complex128 is complex128"},
+		{"struct with a func", func() { newToolOut[WithFunc]() }, "agentrt_test.WithFunc.F is func()"},
+		{"deep", func() { newToolOut[*Deep]() }, "*agentrt_test.Deep.Items.F is func()"},
+		{"map key", func() { newToolOut[map[[2]int]string]() }, "map[[2]int]string is a map with keys of type [2]int"},
+		{"hidden fields", func() { _ = Hidden{f: nil}; newToolOut[Hidden]() }, ""},
+		{"json.Marshaler", func() { newToolOut[json.RawMessage]() }, ""},
+		{"interface", func() { newToolOut[any]() }, ""},
+		{"blocks", func() { newToolOut[[]agentrt.Block]() }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.want == "" {
+				assert.NotPanics(t, tc.make)
+				return
+			}
+			assert.PanicsWithValue(t, `agentrt: NewTool "out": output type cannot be encoded as JSON: `+tc.want, tc.make)
+		})
+	}
+}
+
+func newToolOut[Out any]() agentrt.Tool {
+	var zero Out
+	return agentrt.NewTool("out", "", func(context.Context, AddIn) (Out, error) { return zero, nil })
+}
+
 func TestToolDecodeErrors(t *testing.T) {
 	t.Parallel()
 	tool := orderTool()

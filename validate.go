@@ -42,6 +42,52 @@ func newValidate() *validator.Validate {
 	return v
 }
 
+// checkValidateTags reports a validate tag in t, or in a struct inside it,
+// that go-playground does not know or cannot apply to its field: the
+// validator would panic on it at the first call. It validates the zero
+// value of each struct type, which makes go-playground parse every tag.
+func checkValidateTags(t reflect.Type) error {
+	v := newValidate()
+	for _, st := range structTypes(t) {
+		if err := validateZero(v, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateZero(v *validator.Validate, st reflect.Type) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid validate tag in %v: %v", st, r)
+		}
+	}()
+	_ = v.Struct(reflect.New(st).Elem().Interface()) // a zero value may well be invalid
+	return nil
+}
+
+// structTypes lists the struct types in t, t first if it is one.
+func structTypes(t reflect.Type) []reflect.Type {
+	var out []reflect.Type
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		out = append(out, t)
+		for i := range t.NumField() {
+			walk(t.Field(i).Type)
+		}
+	}
+	walk(t)
+	return out
+}
+
 func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
 		t = t.Elem()
