@@ -79,16 +79,14 @@ func (r *run) contained(c *call, perr *PanicError) {
 	name := c.use.Name
 	switch c.stage {
 	case stageDecode:
-		c.decide(fmt.Sprintf("tool %q: the input could not be decoded: the decoder panicked: %v", name, perr.Value), perr)
+		c.decide(fmt.Sprintf("tool %q: %v", name, decoderPanic{perr}), perr)
 	case stageCheck:
-		c.decide(fmt.Sprintf("permission denied: the permission check of tool %q panicked", name), perr)
-		r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: name, Decision: Decision{Reason: "the permission checker panicked", Source: "error"}})
+		r.checkerPanicked(c, perr)
 	case stageBeforeTool:
 		c.decide(fmt.Sprintf("blocked: a hook failed: %v", perr), perr)
 		r.emit(hookFailedEvent(r.l.turn, &hookError{Stage: "BeforeTool", Index: -1, Err: perr}))
 	case stageExecute:
-		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q panicked: %v", name, perr.Value), true)
-		c.err = &ToolError{Tool: name, ToolUseID: c.use.ID, Err: perr}
+		c.panicked(perr)
 		c.ran = true
 		c.needAfter = c.inv != nil
 	case stageAfterTool:
@@ -446,8 +444,7 @@ func (r *run) executeEnd(c *call, x *execution, out string, parts []Block, perr 
 	c.ran = true
 	switch {
 	case perr != nil:
-		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q panicked: %v", c.use.Name, perr.Value), true)
-		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: perr}
+		c.panicked(perr)
 	case r.ctx.Err() != nil && err != nil:
 		c.result = NewToolMessage(c.use.ID, fmt.Sprintf("cancelled: the run was stopped while tool %q was running; it may or may not have taken effect", c.use.Name), true)
 		c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}

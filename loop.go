@@ -472,6 +472,12 @@ func (c *call) decide(text string, err error) {
 	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: err}
 }
 
+// panicked gives c the result of a tool that panicked.
+func (c *call) panicked(perr *PanicError) {
+	c.result = NewToolMessage(c.use.ID, fmt.Sprintf("tool %q panicked: %v", c.use.Name, perr.Value), true)
+	c.err = &ToolError{Tool: c.use.Name, ToolUseID: c.use.ID, Err: perr}
+}
+
 // parallel reports whether the call may run concurrently with its
 // read-only neighbours.
 func (c *call) parallel(maxPar int) bool {
