@@ -111,9 +111,6 @@ func (r *run) main(input string) {
 		}
 	}()
 	r.traceStart()
-	if r.appr.idle() {
-		r.tr.on, r.tr.off = false, true // a Resume that decides nothing writes nothing
-	}
 	// The time budget counts from here: locking and loading the session
 	// are not the run's work, and a failure there is an early one.
 	if d := r.p.budget.MaxDuration; d > 0 {

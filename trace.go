@@ -77,11 +77,11 @@ func viewTokens(res *CompressResult, count func([]Message) int, additive bool) i
 // a time, and appendTrace hands the store a copy.
 func (t *tracer) begin() []byte { return t.buf[:0] }
 
-// traceStart begins the run's trace.
+// traceStart begins the run's trace: none when the store keeps no
+// records, or for a Resume that decides nothing (it writes nothing).
 func (r *run) traceStart() {
 	t := &r.tr
-	ra := r.p.records
-	if ra == nil {
+	if r.p.records == nil || r.appr.idle() {
 		t.off = true
 		if len(r.p.hooks) > 0 {
 			t.start = time.Now() // RunInfo.Start
