@@ -190,10 +190,10 @@ func checkInvariant(msgs []Message) error {
 
 // MemoryStore is a [SessionStore] in memory: the default store of an Agent
 // and the store of tests. It implements [Locker] and [RecordStore].
-// It keeps each message as given (text that is not valid UTF-8
-// included, which the stores that write JSON keep as U+FFFD), and refuses
-// one whose JSON is longer than 64 MiB less 1 KiB with [ErrLineTooLong],
-// as they do.
+// It keeps each message as the stores that write JSON do: text that is
+// not valid UTF-8 with each bad byte replaced by U+FFFD, tool inputs byte
+// for byte; and it refuses one whose JSON is longer than 64 MiB less
+// 1 KiB with [ErrLineTooLong].
 // The zero value is ready to use; a MemoryStore must not be copied after
 // first use. It is safe for concurrent use.
 type MemoryStore struct {
