@@ -727,6 +727,11 @@ func TestAgentToolsAndLimitsFrozenAtTheFirstRun(t *testing.T) {
 	ag.Instructions = "changed"
 	ag.Tools = []agentrt.Tool{agentrt.NewTool("other", "Other.", func(context.Context, struct{}) (string, error) { return "", nil }, agentrt.ReadOnly())}
 	ag.MaxTurns = 1
+	ag.Permission = agentrt.PermissionFunc(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
+		return agentrt.Decision{Reason: "the new checker"}, nil
+	})
+	ag.Compressor = agentrt.Window{MaxMessages: 1}
+	ag.Hooks = nil
 	events, err := agenttest.Collect(ag.Run(ctx, "s1", "second"))
 	require.NoError(t, err, "the frozen Retry (2 attempts) retried the rate limit")
 	done, _ := agenttest.Done(events)
@@ -741,5 +746,6 @@ func TestAgentToolsAndLimitsFrozenAtTheFirstRun(t *testing.T) {
 	require.Len(t, req.Tools, 1)
 	assert.Equal(t, "add", req.Tools[0].Name, "the frozen tool specs")
 	assert.Equal(t, "user:first", requestTexts(req)[0], "the same in-memory sessions")
-	assert.Equal(t, []string{"first", "first"}, names, "the frozen Name")
+	assert.Equal(t, []string{"first", "first"}, names, "the frozen Name and Hooks")
+	assert.Greater(t, len(req.Messages), 1, "the frozen Compressor (none), not a Window of one message")
 }
