@@ -58,31 +58,44 @@ func BenchmarkRunToolTurn(b *testing.B) {
 func BenchmarkBareLoop(b *testing.B) {
 	ctx := context.Background()
 	planner := benchPlanner()
-	tools := map[string]func(context.Context, json.RawMessage) (string, error){
-		"add": func(_ context.Context, raw json.RawMessage) (string, error) {
-			var in AddIn
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return "", err
-			}
-			return strconv.Itoa(in.A + in.B), nil
-		},
-	}
 	b.ReportAllocs()
 	for b.Loop() {
-		msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
-		for {
-			resp, err := planner.Plan(ctx, &agentrt.ModelRequest{Messages: msgs})
-			if err != nil {
-				b.Fatal(err)
+		if err := bareLoop(ctx, planner); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bareTools are the bare loop's tools: add, decoded with json.Unmarshal.
+var bareTools = map[string]func(context.Context, json.RawMessage) (string, error){
+	"add": func(_ context.Context, raw json.RawMessage) (string, error) {
+		var in AddIn
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return "", err
+		}
+		return strconv.Itoa(in.A + in.B), nil
+	},
+}
+
+// bareLoop is what Run does written by hand, and nothing else: a slice
+// of messages, the planner, and the tools it asks for, until it answers.
+func bareLoop(ctx context.Context, planner agentrt.Planner) error {
+	msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
+	for turn := 1; ; turn++ {
+		resp, err := planner.Plan(ctx, &agentrt.ModelRequest{Turn: turn, Messages: msgs})
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, resp.Message)
+		if !resp.Message.HasToolUse() {
+			return nil
+		}
+		for _, u := range resp.Message.Blocks {
+			if u.Type != agentrt.BlockToolUse {
+				continue
 			}
-			msgs = append(msgs, resp.Message)
-			if !resp.Message.HasToolUse() {
-				break
-			}
-			for _, u := range resp.Message.Blocks {
-				out, err := tools[u.Name](ctx, u.Input)
-				msgs = append(msgs, agentrt.NewToolMessage(u.ID, out, err != nil))
-			}
+			out, err := bareTools[u.Name](ctx, u.Input)
+			msgs = append(msgs, agentrt.NewToolMessage(u.ID, out, err != nil))
 		}
 	}
 }
@@ -230,14 +243,6 @@ func BenchmarkRunVsBare(b *testing.B) {
 			planner := turnPlanner(turns)
 			ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store, MaxTurns: turns + 1}
 			checkToolTurns(b, ag, turns)
-			add := func(_ context.Context, raw json.RawMessage) (string, error) {
-				var in AddIn
-				if err := json.Unmarshal(raw, &in); err != nil {
-					return "", err
-				}
-				return strconv.Itoa(in.A + in.B), nil
-			}
-			tools := map[string]func(context.Context, json.RawMessage) (string, error){"add": add}
 			var runTime, bareTime time.Duration
 			var runAllocs uint64
 			var ms runtime.MemStats
@@ -255,17 +260,8 @@ func BenchmarkRunVsBare(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				runAllocs += ms.Mallocs - m0
 				t2 := time.Now()
-				msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
-				for turn := 1; ; turn++ {
-					resp, _ := planner.Plan(ctx, &agentrt.ModelRequest{Turn: turn, Messages: msgs})
-					msgs = append(msgs, resp.Message)
-					if !resp.Message.HasToolUse() {
-						break
-					}
-					for _, u := range resp.Message.Blocks {
-						out, err := tools[u.Name](ctx, u.Input)
-						msgs = append(msgs, agentrt.NewToolMessage(u.ID, out, err != nil))
-					}
+				if err := bareLoop(ctx, planner); err != nil {
+					b.Fatal(err)
 				}
 				bareTime += time.Since(t2)
 				runTime += t1.Sub(t0)
@@ -418,11 +414,6 @@ func measureInFlight(b *testing.B, n int, useRun bool) inFlight {
 	ctx := context.Background()
 	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: planner, Store: store}
-	add := func(raw json.RawMessage) string {
-		var in AddIn
-		_ = json.Unmarshal(raw, &in)
-		return strconv.Itoa(in.A + in.B)
-	}
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -449,20 +440,8 @@ func measureInFlight(b *testing.B, n int, useRun bool) inFlight {
 				}
 				return
 			}
-			msgs := []agentrt.Message{agentrt.NewUserMessage("What is 2+40?")}
-			for {
-				resp, err := planner.Plan(ctx, &agentrt.ModelRequest{Messages: msgs})
-				if err != nil {
-					errs <- err
-					return
-				}
-				msgs = append(msgs, resp.Message)
-				if !resp.Message.HasToolUse() {
-					return
-				}
-				for _, u := range resp.Message.ToolUses() {
-					msgs = append(msgs, agentrt.NewToolMessage(u.ID, add(u.Input), false))
-				}
+			if err := bareLoop(ctx, planner); err != nil {
+				errs <- err
 			}
 		}()
 	}
