@@ -120,6 +120,34 @@ func factRecall(t testing.TB, s memory.Store, scope string, k int, wrap func(str
 // the metrics recall@3 and KIND-recall@3); all report ms/query and the
 // time the load took (load-s).
 func BenchmarkRetrieval(b *testing.B, s memory.Store, n int) {
+	benchmarkRetrieval(b, s, n)
+}
+
+// BenchmarkRetrievalSizes runs BenchmarkRetrieval among 10,000 and 100,000
+// facts (100,000 is skipped with -short), with and without embeddings
+// ([HashEmbedder]: a hashed bag of words, no synonyms; it measures the cost
+// of the vector route, not the quality of a real embedding model). open
+// returns a new store, with emb as its Embedder when emb is not nil.
+func BenchmarkRetrievalSizes(b *testing.B, open func(b *testing.B, emb memory.Embedder) memory.Store) {
+	for _, withEmb := range []bool{false, true} {
+		for _, n := range []int{10000, 100000} {
+			name := fmt.Sprintf("facts=%d", n)
+			var emb memory.Embedder
+			if withEmb {
+				name = "embeddings/dim=256/" + name
+				emb = &HashEmbedder{Dim: 256}
+			}
+			b.Run(name, func(b *testing.B) {
+				if n > 10000 && testing.Short() {
+					b.Skip("100,000 facts: not with -short")
+				}
+				benchmarkRetrieval(b, open(b, emb), n)
+			})
+		}
+	}
+}
+
+func benchmarkRetrieval(b *testing.B, s memory.Store, n int) {
 	start := time.Now()
 	LoadFacts(b, s, "bench", n)
 	load := time.Since(start)

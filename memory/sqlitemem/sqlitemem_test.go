@@ -167,26 +167,9 @@ func TestFactRecall(t *testing.T) {
 	assert.GreaterOrEqual(t, r[memorytest.JapaneseKorean], 0.8)
 }
 
-// BenchmarkRetrieval reports recall@3 and the time per question among
-// 10,000 and 100,000 facts, with and without embeddings
-// (memorytest.HashEmbedder: a hashed bag of words, no synonyms; it
-// measures the cost of the vector route, not the quality of a real
-// embedding model). 100,000 is skipped with -short.
+// BenchmarkRetrieval: see memorytest.BenchmarkRetrievalSizes.
 func BenchmarkRetrieval(b *testing.B) {
-	for _, emb := range []bool{false, true} {
-		for _, n := range []int{10000, 100000} {
-			name := fmt.Sprintf("facts=%d", n)
-			var opts *Options
-			if emb {
-				name = "embeddings/dim=256/" + name
-				opts = &Options{Embedder: &memorytest.HashEmbedder{Dim: 256}}
-			}
-			b.Run(name, func(b *testing.B) {
-				if n > 10000 && testing.Short() {
-					b.Skip("100,000 facts: not with -short")
-				}
-				memorytest.BenchmarkRetrieval(b, newStore(b, opts), n)
-			})
-		}
-	}
+	memorytest.BenchmarkRetrievalSizes(b, func(b *testing.B, emb memory.Embedder) memory.Store {
+		return newStore(b, &Options{Embedder: emb})
+	})
 }
