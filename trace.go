@@ -303,13 +303,13 @@ func (r *run) traceRun(o *outcome, done *Done) {
 	b = appendMS(b, end.Sub(t.start))
 	b = append(b, `,"reason":"`...)
 	b = append(b, done.Reason...)
-	b = append(b, `","layer":"`...)
-	if done.Layer == LayerNone {
-		b = append(b, "success"...)
-	} else {
+	b = append(b, '"')
+	if done.Layer != LayerNone { // a completed run has no layer, as in Done
+		b = append(b, `,"layer":"`...)
 		b = append(b, done.Layer...)
+		b = append(b, '"')
 	}
-	b = append(b, `","turns":`...)
+	b = append(b, `,"turns":`...)
 	b = strconv.AppendInt(b, int64(done.Turns), 10)
 	if done.Usage != (Usage{}) {
 		b = appendUsage(b, done.Usage)
@@ -317,8 +317,8 @@ func (r *run) traceRun(o *outcome, done *Done) {
 	if o.err != nil {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, textcut.Ellipsis(errorText(o.err), 2000))
-	} else if done.Detail != "" {
-		b = append(b, `,"error":`...)
+	} else if done.Detail != "" { // a stop that is not an error: pending, a limit
+		b = append(b, `,"detail":`...)
 		b = appendJSONString(b, textcut.Ellipsis(done.Detail, 2000))
 	}
 	b = appendSpan(b, spanOf(r.ctx))

@@ -118,7 +118,7 @@ func TestTraceRecords(t *testing.T) {
 	assert.Positive(t, byID["call_3"]["duration_ms"], "the slow call ran until its timeout: %v", byID["call_3"])
 
 	assert.Equal(t, "complete", run["reason"])
-	assert.Equal(t, "success", run["layer"])
+	assert.Nil(t, run["layer"])
 	assert.EqualValues(t, 2, run["turns"])
 	assert.Equal(t, "run", run["span_id"])
 	assert.Nil(t, run["error"])
@@ -203,7 +203,7 @@ func TestTraceRecordsOfALongRun(t *testing.T) {
 		assert.EqualValues(t, i/2+1, c["turn"])
 		assert.Equal(t, "ok", c["outcome"])
 	}
-	assert.Equal(t, "success", run["layer"])
+	assert.Nil(t, run["layer"])
 }
 
 // tracedCall is an entry of a turn record's tool_calls

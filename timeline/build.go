@@ -61,9 +61,22 @@ type runRecord struct {
 	Turns      int            `json:"turns"`
 	Usage      *agentrt.Usage `json:"usage"`
 	Error      string         `json:"error"`
+	Detail     string         `json:"detail"`
 	TraceID    string         `json:"trace_id"`
 	SpanID     string         `json:"span_id"`
 	LastTurn   *turnRecord    `json:"last_turn"`
+}
+
+// normalize reads both forms of a run record: a completed run has no layer
+// (older files wrote "success"), and a stop that is not an error keeps its
+// detail under "detail" (older files wrote "error").
+func (r *runRecord) normalize() {
+	if r.Layer == "" && r.Reason == string(agentrt.StopComplete) {
+		r.Layer = LayerSuccess
+	}
+	if r.Error == "" {
+		r.Error = r.Detail
+	}
 }
 
 type permissionRecord struct {
@@ -140,6 +153,7 @@ func (b *builder) add(rec jsonl.Line) {
 		s.Traced = true
 		var r runRecord
 		if json.Unmarshal(rec.Data, &r) == nil {
+			r.normalize()
 			if r.LastTurn != nil {
 				b.turnTrace(rec, *r.LastTurn)
 			}

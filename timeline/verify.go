@@ -163,6 +163,7 @@ func (v *verifier) line(rec jsonl.Line) {
 	case agentrt.RecordRun:
 		var r runRecord
 		if v.decode(rec, &r) {
+			r.normalize()
 			if r.End.Before(r.Start) || r.Start.IsZero() {
 				v.add(rec.Line, "record", "run record ends (%v) before it starts (%v)", r.End, r.Start)
 			}
