@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"regexp"
+	"strings"
 )
 
 // Deferred approvals: a permission checker may leave a call to a person
@@ -25,59 +26,43 @@ import (
 // after P and every call before it answered may have run: it gets the
 // "interrupted" result, as after any crash.
 
-// Approval is a person's decision on a pending call, given to
-// [Agent.Resume]. Its fields, and their JSON names, are those of the
-// approval signal of the temporal package.
-type Approval struct {
-	// ToolUseID names the pending call (Done.Pending[i].ToolUseID).
-	ToolUseID string `json:"tool_use_id"`
-	// Allow lets the call run; otherwise it is denied.
-	Allow bool `json:"allow"`
-	// Reason explains a denial to the model; empty means a standard text.
-	Reason string `json:"reason,omitempty"`
-	// Input, when set on an allowed call, replaces the model's input: JSON
-	// that the tool decodes and validates again.
-	Input json.RawMessage `json:"input,omitempty"`
-	// By names who decided, reported as Decision.Source; empty means "user".
-	By string `json:"by,omitempty"`
-	// Always, AnyTool and Pattern remember the decision for the rest of the
-	// session, as [Decision.Always] says.
-	Always  bool   `json:"always,omitempty"`
-	AnyTool bool   `json:"any_tool,omitempty"`
-	Pattern string `json:"pattern,omitempty"`
-}
-
-// decision returns the approval as the decision of a call of tool.
-func (a Approval) decision(tool string) Decision {
-	d := Decision{Allow: a.Allow, Reason: a.Reason, Source: a.By, Always: a.Always, AnyTool: a.AnyTool, Pattern: a.Pattern}
+// personal returns a person's decision d on a call of tool as the run
+// applies it: Source defaults to "user", a denial drops any Input and gets
+// a standard reason.
+func personal(d Decision, tool string) Decision {
 	if d.Source == "" {
 		d.Source = "user"
 	}
-	if a.Allow && len(a.Input) > 0 {
-		d.Input = a.Input
+	if raw, ok := rawJSON(d.Input); ok && len(raw) == 0 {
+		d.Input = nil
 	}
-	if !a.Allow && d.Reason == "" {
-		d.Reason = fmt.Sprintf("permission denied: the user refused this call of %q", tool)
+	if !d.Allow {
+		d.Input = nil
+		if d.Reason == "" {
+			d.Reason = fmt.Sprintf("permission denied: the user refused this call of %q", tool)
+		}
 	}
+	d.ToolUseID = ""
 	return d
 }
 
 // Resume continues a session that stopped with [StopPending], with a
-// person's decisions on some or all of its pending calls (the Approvals
-// may come from another process, after a restart). It locks the session
-// like Run. An Approval for a call that is not pending fails the run
-// early with [ErrNotPending], before anything runs. The calls decided run
+// person's decisions on some or all of its pending calls, each naming its
+// call by ToolUseID (they may come from another process, after a
+// restart). It locks the session like Run. A decision for a call that is
+// not pending, or a decision that is itself Pending, fails the run early
+// with [ErrNotPending], before anything runs. The calls decided run
 // in order, as in Run (decoded and validated again, the BeforeTool and
 // AfterTool hooks around them); a call still without a decision stops the
 // run again with StopPending, and once every call of the turn is
-// answered the loop goes on. With no Approvals nothing runs: the run
+// answered the loop goes on. With no decisions nothing runs: the run
 // stops at once with StopPending and Done.Pending lists the calls.
 //
 // Run with an empty input does the same as Resume without Approvals. Run
 // with an input on a pending session denies the pending calls (the person
 // moved on) and goes on with the input.
-func (a *Agent) Resume(ctx context.Context, sessionID string, approvals ...Approval) iter.Seq2[Event, error] {
-	return a.run(ctx, sessionID, "", runOptions{approvals: approvals, resume: true})
+func (a *Agent) Resume(ctx context.Context, sessionID string, decisions ...Decision) iter.Seq2[Event, error] {
+	return a.run(ctx, sessionID, "", runOptions{approvals: decisions, resume: true})
 }
 
 // approvalState is the deferred-approval state of one run. What most
@@ -92,7 +77,7 @@ type approvalState struct {
 }
 
 type approvalData struct {
-	approvals []Approval // Resume's
+	approvals []Decision // Resume's
 	resumed   []call     // the open calls of a pending session, to run first
 	rules     []rule
 	pending   []*ToolCall // Done.Pending
@@ -294,6 +279,11 @@ func (r *run) checkHeld(c *call) bool {
 		d = Decision{Reason: fmt.Sprintf("tool %q: the input to run with is invalid: %v", c.use.Name, err), Source: d.Source}
 	}
 	c.stage = stageCheck
+	if d.Allow && d.Input != nil {
+		if perr := protect(nil, func() { d = r.recheck(c, d, in) }); perr != nil {
+			d = Decision{Reason: fmt.Sprintf("permission denied: the permission check of the edited input of tool %q panicked", c.use.Name), Source: "error"}
+		}
+	}
 	r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source,
 		Input: encodeInput(d.Input), Always: d.Always, AnyTool: d.AnyTool, Pattern: d.Pattern}
@@ -309,11 +299,39 @@ func (r *run) checkHeld(c *call) bool {
 	}
 	r.remember(c, d)
 	if !d.Allow {
-		c.decide(d.Reason, nil)
+		c.decide(denialText(c.use.Name, d), nil)
 		return false
 	}
 	c.input, c.rewrite = in, d.Input
 	return true
+}
+
+// recheck asks the permission checker about a person's edited input in
+// (decision d, which allows the call): an edit is decided again, and a
+// rule of the checker holds for it too. The checker may refuse the edit;
+// any other answer keeps d, but a further rewrite is refused.
+func (r *run) recheck(c *call, d Decision, in any) Decision {
+	req := &ToolCall{SessionID: r.sessionID, Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.entry.spec,
+		Input: in, RawInput: encodeInput(d.Input), EditedBy: d.Source}
+	e, err := r.permission.Check(r.ctx, req)
+	switch {
+	case err != nil:
+		return Decision{Reason: fmt.Sprintf("permission check of the edited input failed: %v", err), Source: "error"}
+	case e.Pending || e.Allow && e.Input == nil:
+		return d
+	case e.Allow:
+		return Decision{Reason: fmt.Sprintf("permission denied: the permission checker rewrote the input of tool %q that %s edited", c.use.Name, d.Source), Source: "policy"}
+	}
+	if e.Source == "" {
+		e.Source = "policy"
+	}
+	reason := strings.TrimPrefix(e.Reason, "permission denied: ")
+	if reason == "" {
+		reason = "no reason given"
+	}
+	e.Reason = fmt.Sprintf("permission denied: %s refused the input of tool %q as %s edited it: %s", refuser(e.Source), c.use.Name, d.Source, reason)
+	e.Always, e.AnyTool, e.Pattern = false, false, ""
+	return e
 }
 
 // encodeInput returns a rewritten input as JSON, or nil.
@@ -483,7 +501,7 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 		if dec != nil && !dec.Allow && !blocked {
 			// Denied before the crash: the call never ran, and the model
 			// sees the denial it was given.
-			keep = append(keep, NewToolMessage(b.ID, denialText(b.Name, dec.Reason), true))
+			keep = append(keep, NewToolMessage(b.ID, denialText(b.Name, Decision{Reason: dec.Reason, Source: dec.Source}), true))
 			continue
 		}
 		if pc == nil || (dec != nil && !blocked) {
@@ -550,6 +568,8 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 			return nil, notPending(a.ToolUseID, "two decisions for one call")
 		case !c.pending:
 			return nil, notPending(a.ToolUseID, "the call was already decided")
+		case a.Pending:
+			return nil, notPending(a.ToolUseID, "a decision given to Resume cannot be pending; leave the call out to keep it waiting")
 		}
 		if a.Pattern != "" {
 			if _, err := regexp.Compile(a.Pattern); err != nil {
@@ -557,7 +577,7 @@ func (r *run) loadPending(repairs []Message, input string) ([]Message, error) {
 			}
 		}
 		seen[a.ToolUseID] = true
-		d := a.decision(c.use.Name)
+		d := personal(a, c.use.Name)
 		c.held = &d
 		r.appr.dirty = true
 	}

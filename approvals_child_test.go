@@ -118,9 +118,9 @@ func approvalChild(mode, dir, callID string) error {
 		seq = ag.Run(ctx, "s", "write a.txt")
 	case "crash-before-run":
 		ag.Store = &crashAfterDecision{JSONLStore: js}
-		seq = ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: callID, Allow: true})
+		seq = ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: callID, Allow: true})
 	case "crash-in-tool":
-		seq = ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: callID, Allow: true})
+		seq = ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: callID, Allow: true})
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}
@@ -197,7 +197,7 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 	checkOpen(t, js, "s", id)
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{fileNoteTool(dir, false)}, Permission: askLater, Store: js,
 		Planner: agenttest.Script(agenttest.Reply("done"))}
-	_, done := collect(t, ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: id, Allow: true}))
+	_, done := collect(t, ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: id, Allow: true}))
 	assert.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
 	assert.Equal(t, []string{"a.txt"}, ranLog(t, dir))
 	msgs := checkOpen(t, js, "s")
@@ -241,7 +241,7 @@ func TestApprovalCrashBetweenDecisionAndRun(t *testing.T) {
 			// The decision stands: the call is not pending any more.
 			ag := &agentrt.Agent{Tools: []agentrt.Tool{fileNoteTool(dir, false)}, Permission: askLater, Store: js,
 				Planner: agenttest.Script(agenttest.Reply("done"))}
-			_, err = agenttest.Collect(ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: id, Allow: true}))
+			_, err = agenttest.Collect(ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: id, Allow: true}))
 			require.ErrorIs(t, err, agentrt.ErrNotPending)
 
 			evs, done := collect(t, ag.Run(ctx, "s", ""))

@@ -51,7 +51,7 @@ func ExampleAgent_Resume() {
 	}
 
 	// Later: the person approves, writing to another file instead.
-	approval := agentrt.Approval{ToolUseID: pending[0].ToolUseID, Allow: true, Input: json.RawMessage(`{"path":"b.txt","text":"hi"}`)}
+	approval := agentrt.Decision{ToolUseID: pending[0].ToolUseID, Allow: true, Input: json.RawMessage(`{"path":"b.txt","text":"hi"}`)}
 	for ev, err := range ag.Resume(ctx, "s", approval) {
 		if err != nil {
 			fmt.Println("error:", err)

@@ -132,13 +132,13 @@ func approvalsRandomRun(t *testing.T, seed uint64) {
 			require.Empty(t, agenttest.Filter[agentrt.ToolResult](evs2), what)
 		}
 		// A random non-empty subset of the pending calls, in random order.
-		var as []agentrt.Approval
+		var as []agentrt.Decision
 		for _, p := range done.Pending {
 			if rng.IntN(2) == 0 && len(as) > 0 {
 				continue
 			}
 			pn := p.Input.(numIn).N
-			a := agentrt.Approval{ToolUseID: p.ToolUseID}
+			a := agentrt.Decision{ToolUseID: p.ToolUseID}
 			switch rng.IntN(3) {
 			case 0:
 				a.Allow = true

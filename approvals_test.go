@@ -108,16 +108,16 @@ func TestAskLaterStopsAndResumes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
-		approval  agentrt.Approval // ToolUseID filled in
+		approval  agentrt.Decision // ToolUseID filled in
 		wantPaths []string
 		wantText  string
 		wantError bool
 	}{
-		{name: "approve", approval: agentrt.Approval{Allow: true}, wantPaths: []string{"a.txt"}, wantText: "wrote a.txt"},
-		{name: "deny with a reason", approval: agentrt.Approval{Reason: "not this file", By: "alice"}, wantText: "not this file", wantError: true},
-		{name: "deny", approval: agentrt.Approval{}, wantText: `permission denied: the user refused this call of "write_note"`, wantError: true},
-		{name: "edit", approval: agentrt.Approval{Allow: true, Input: json.RawMessage(`{"path":"b.txt","text":"edited"}`)}, wantPaths: []string{"b.txt"}, wantText: "wrote b.txt"},
-		{name: "edit to an invalid input", approval: agentrt.Approval{Allow: true, Input: json.RawMessage(`{"text":"no path"}`)}, wantText: "the input to run with is invalid", wantError: true},
+		{name: "approve", approval: agentrt.Decision{Allow: true}, wantPaths: []string{"a.txt"}, wantText: "wrote a.txt"},
+		{name: "deny with a reason", approval: agentrt.Decision{Reason: "not this file", Source: "alice"}, wantText: "not this file", wantError: true},
+		{name: "deny", approval: agentrt.Decision{}, wantText: `permission denied: the user refused this call of "write_note"`, wantError: true},
+		{name: "edit", approval: agentrt.Decision{Allow: true, Input: json.RawMessage(`{"path":"b.txt","text":"edited"}`)}, wantPaths: []string{"b.txt"}, wantText: "wrote b.txt"},
+		{name: "edit to an invalid input", approval: agentrt.Decision{Allow: true, Input: json.RawMessage(`{"text":"no path"}`)}, wantText: "the input to run with is invalid", wantError: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +202,7 @@ func TestResumePartialDecisions(t *testing.T) {
 	// Decisions on the last two only: they wait for the first. A fresh
 	// Agent: what was decided is in the session, not in memory.
 	ag = newAgent()
-	evs, done := collect(t, ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: ids[2], Allow: true}, agentrt.Approval{ToolUseID: ids[1], Reason: "no"}))
+	evs, done := collect(t, ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: ids[2], Allow: true}, agentrt.Decision{ToolUseID: ids[1], Reason: "no"}))
 	assert.Equal(t, agentrt.StopPending, done.Reason)
 	assert.Equal(t, ids[:1], pendingIDs(done))
 	assert.Empty(t, n.paths())
@@ -211,7 +211,7 @@ func TestResumePartialDecisions(t *testing.T) {
 
 	// A decided call cannot be decided again, an unknown one not at all,
 	// and one call not twice; each fails before anything runs.
-	for _, as := range [][]agentrt.Approval{
+	for _, as := range [][]agentrt.Decision{
 		{{ToolUseID: ids[2], Allow: true}},
 		{{ToolUseID: "call_nope", Allow: true}},
 		{{ToolUseID: ids[0], Allow: true}, {ToolUseID: ids[0]}},
@@ -223,14 +223,14 @@ func TestResumePartialDecisions(t *testing.T) {
 	assert.Empty(t, n.paths())
 
 	ag = newAgent(agenttest.Reply("all done"))
-	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: ids[0], Allow: true}))
+	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: ids[0], Allow: true}))
 	assert.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
 	assert.Equal(t, []string{"1", "3"}, n.paths(), "in order; the denied one not")
 	msgs := checkOpen(t, store, "s")
-	assert.Equal(t, "no", msgs[3].Content)
+	assert.Equal(t, `permission denied: the user refused this call of "write_note": no`, msgs[3].Content)
 
 	// The session is no longer pending.
-	_, err := agenttest.Collect(ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: ids[0], Allow: true}))
+	_, err := agenttest.Collect(ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: ids[0], Allow: true}))
 	require.ErrorIs(t, err, agentrt.ErrNotPending)
 }
 
@@ -280,7 +280,7 @@ func TestRememberedDecisions(t *testing.T) {
 	_, done := collect(t, ag.Run(ctx, "s", "a"))
 	require.Equal(t, agentrt.StopPending, done.Reason)
 	ag = newAgent(agenttest.Reply("ok"))
-	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: done.Pending[0].ToolUseID, Allow: true, Always: true, Pattern: `"path":"notes/`}))
+	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: done.Pending[0].ToolUseID, Allow: true, Always: true, Pattern: `"path":"notes/`}))
 	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
 	perm := records(t, store, "s", agentrt.RecordPermission)
 	require.Len(t, perm, 1)
@@ -376,7 +376,7 @@ func TestResumeMixedTurn(t *testing.T) {
 		open = append(open, u.ID)
 	}
 	checkOpen(t, store, "s", open...)
-	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: done.Pending[0].ToolUseID, Allow: true}))
+	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: done.Pending[0].ToolUseID, Allow: true}))
 	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
 	assert.ElementsMatch(t, []string{"r1", "r2", "r3"}, reads)
 	assert.Equal(t, "r3", reads[2])
@@ -423,11 +423,11 @@ func TestAskLaterInParallelGroup(t *testing.T) {
 	require.NoError(t, err)
 	uses := stored[1].ToolUses()
 	checkOpen(t, store, "s", uses[1].ID, uses[2].ID)
-	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Approval{ToolUseID: uses[1].ID, Reason: "private"}))
+	_, done = collect(t, ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: uses[1].ID, Reason: "private"}))
 	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
 	assert.Equal(t, []string{"r1", "r3"}, reads)
 	msgs := checkOpen(t, store, "s")
-	assert.Equal(t, "private", msgs[3].Content)
+	assert.Equal(t, `permission denied: the user refused this call of "read": private`, msgs[3].Content)
 }
 
 // TestDurableDecidePending: a durable runtime sees a deferred call as a
@@ -532,8 +532,8 @@ func TestDenialRecordedBeforeACrashIsThatDenial(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct{ reason, want string }{
-		{"not on Fridays", "not on Fridays"},
-		{"", `permission denied for tool "write_note"`},
+		{"not on Fridays", `permission denied: the user refused this call of "write_note": not on Fridays`},
+		{"", `permission denied: the user refused this call of "write_note"`},
 	} {
 		store := &agentrt.MemoryStore{}
 		require.NoError(t, store.Append(ctx, "s", agentrt.NewUserMessage("write")))
@@ -556,4 +556,85 @@ func TestDenialRecordedBeforeACrashIsThatDenial(t *testing.T) {
 		req := planner.Requests()[0]
 		assert.Equal(t, tt.want, req.Messages[len(req.Messages)-1].Content)
 	}
+}
+
+// An input a person edited is decided again: a hard rule of the checker
+// (notes only under notes/) holds for the edit, and the checker sees who
+// edited it.
+func TestEditedInputIsCheckedAgain(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, edit string
+		wantPaths  []string
+		wantText   string
+	}{
+		{"an edit the rule allows", `{"path":"notes/b.txt","text":"x"}`, []string{"notes/b.txt"}, "wrote notes/b.txt"},
+		{"an edit the rule refuses", `{"path":"etc/passwd","text":"x"}`, nil,
+			`permission denied: the permission policy refused the input of tool "write_note" as alice edited it: only under notes/`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			var n notes
+			var editedBy []string
+			rule := agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
+				editedBy = append(editedBy, req.EditedBy)
+				in := req.Input.(noteIn)
+				if !strings.HasPrefix(in.Path, "notes/") {
+					return agentrt.Decision{Reason: "only under notes/"}, nil
+				}
+				if !strings.Contains(string(req.RawInput), in.Path) {
+					return agentrt.Decision{Reason: "RawInput is not the input checked"}, nil
+				}
+				return agentrt.Decision{Pending: true}, nil // a person decides
+			})
+			store := &agentrt.MemoryStore{}
+			planner := agenttest.Script(agenttest.CallTool("write_note", `{"path":"notes/a.txt","text":"hi"}`), agenttest.Reply("done"))
+			ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Planner: planner, Permission: rule, Store: store}
+			_, done := collect(t, ag.Run(ctx, "s", "write"))
+			require.Equal(t, agentrt.StopPending, done.Reason)
+
+			edit := agentrt.Decision{ToolUseID: done.Pending[0].ToolUseID, Allow: true, Source: "alice", Input: json.RawMessage(tt.edit)}
+			evs, done := collect(t, ag.Resume(ctx, "s", edit))
+			require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
+			assert.Equal(t, []string{"", "alice"}, editedBy, "asked about the model's input, then about alice's edit")
+			assert.Equal(t, tt.wantPaths, n.paths())
+			res := agenttest.Filter[agentrt.ToolResult](evs)
+			require.Len(t, res, 1)
+			assert.Equal(t, tt.wantText, res[0].Message.Content)
+			perm := records(t, store, "s", agentrt.RecordPermission)
+			assert.Equal(t, tt.wantPaths != nil, perm[len(perm)-1]["allow"] == true, "the record says what happened")
+		})
+	}
+}
+
+// A Decision travels as JSON (examples/web, Temporal's signal): Input stays
+// raw for the tool to decode, and "by", the older name of "source", is read.
+func TestDecisionJSON(t *testing.T) {
+	t.Parallel()
+	var d agentrt.Decision
+	require.NoError(t, json.Unmarshal([]byte(`{"tool_use_id":"c1","allow":true,"input":{"path":"a"},"by":"alice","always":true}`), &d))
+	assert.Equal(t, agentrt.Decision{ToolUseID: "c1", Allow: true, Input: json.RawMessage(`{"path":"a"}`), Source: "alice", Always: true}, d)
+	b, err := json.Marshal(d)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"tool_use_id":"c1","allow":true,"input":{"path":"a"},"source":"alice","always":true}`, string(b))
+	var back agentrt.Decision
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, d, back)
+}
+
+// Resume takes decisions, not a deferral: a pending decision fails early.
+func TestResumeRefusesAPendingDecision(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var n notes
+	store := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{n.tool()}, Store: store, Permission: askLater,
+		Planner: agenttest.Script(agenttest.CallTool("write_note", `{"path":"a.txt","text":"hi"}`), agenttest.Reply("done"))}
+	_, done := collect(t, ag.Run(ctx, "s", "write"))
+	require.Equal(t, agentrt.StopPending, done.Reason)
+	_, err := agenttest.Collect(ag.Resume(ctx, "s", agentrt.Decision{ToolUseID: done.Pending[0].ToolUseID, Pending: true}))
+	require.ErrorIs(t, err, agentrt.ErrNotPending)
+	assert.Contains(t, err.Error(), "cannot be pending")
+	assert.Empty(t, n.paths())
 }

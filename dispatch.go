@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt/internal/textcut"
@@ -239,7 +240,7 @@ func (r *run) check(c *call) bool {
 	}
 	r.remember(c, d)
 	if !d.Allow {
-		c.decide(denialText(c.use.Name, d.Reason), nil)
+		c.decide(denialText(c.use.Name, d), nil)
 		return false
 	}
 	c.input, c.rewrite = in, d.Input
@@ -284,7 +285,7 @@ func (r *run) askPermission(c *call, in any) (Decision, any, *PanicError) {
 			return Decision{}
 		}
 		if err != nil {
-			d = Decision{Reason: fmt.Sprintf("permission check failed: %v", err), Source: "error"}
+			d = Decision{Reason: fmt.Sprintf("permission denied: the permission check of tool %q failed: %v", c.use.Name, err), Source: "error"}
 		}
 		return d
 	})
@@ -304,12 +305,34 @@ func (r *run) askPermission(c *call, in any) (Decision, any, *PanicError) {
 	return d, in, nil
 }
 
-// denialText is what the model sees of a denial with reason.
-func denialText(tool, reason string) string {
-	if reason == "" {
-		return fmt.Sprintf("permission denied for tool %q", tool)
+// denialText is what the model sees of the denial d of a call of tool: a
+// text that says who refused the call, then the reason given, so that the
+// model tells a refusal from a tool's error. A reason that is already such
+// a text is kept.
+func denialText(tool string, d Decision) string {
+	if strings.HasPrefix(d.Reason, "permission denied") {
+		return d.Reason
 	}
-	return reason
+	s := fmt.Sprintf("permission denied: %s refused this call of %q", refuser(d.Source), tool)
+	if d.Reason != "" {
+		s += ": " + d.Reason
+	}
+	return s
+}
+
+// refuser names, for the model, who made a denial of source.
+func refuser(source string) string {
+	switch source {
+	case "", "policy":
+		return "the permission policy"
+	case "user":
+		return "the user"
+	case "remembered":
+		return "the user, in an earlier answer,"
+	case "hook":
+		return "a BeforeTool hook"
+	}
+	return fmt.Sprintf("%q", source)
 }
 
 // checkerPanicked denies c because the permission checker panicked.

@@ -276,7 +276,7 @@ func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compact
 // A call the checker leaves to a person ([Decision.Pending]) is returned with the
 // model's input and a PermissionDecision event whose Decision.Pending is
 // set: the runtime must then ask the person (the temporal package waits
-// for an [Approval]) and run the call only if they allow it. With a nil
+// for a person's [Decision]) and run the call only if they allow it. With a nil
 // emit such a call is denied, since the runtime could not know.
 func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func(Event)) (input json.RawMessage, denied *ToolResult) {
 	c, out := d.lookup(turn, use)
@@ -299,6 +299,45 @@ func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func
 			c.decide(fmt.Sprintf("permission denied: the permission checker's input for tool %q could not be encoded as JSON", use.Name), nil)
 			return nil, outcomeOf(turn, c)
 		}
+	}
+	return input, nil
+}
+
+// Denial returns what the model sees of a person's denial d of a call of
+// tool, as Resume gives it: who refused, then the reason given.
+func (d *durableLoop) Denial(tool string, dec Decision) string {
+	return denialText(tool, personal(dec, tool))
+}
+
+// Recheck decides again a call a person allowed with an edited input
+// (dec.Input), as Resume does: the edit is decoded and validated, and the
+// permission checker may refuse it ([ToolCall.EditedBy]). It returns the
+// input to run with, or the call's result when it may not run, and emits
+// the decision (PermissionDecision).
+func (d *durableLoop) Recheck(ctx context.Context, turn int, use Block, dec Decision, emit func(Event)) (input json.RawMessage, denied *ToolResult) {
+	c, out := d.lookup(turn, use)
+	if out != nil {
+		return nil, out
+	}
+	r := d.runner(ctx, turn, emit)
+	dec = personal(dec, use.Name)
+	input = encodeInput(dec.Input)
+	final := dec
+	perr := contain(func() {
+		in, err := r.decode(c, input)
+		if err != nil {
+			final = Decision{Reason: fmt.Sprintf("tool %q: the input to run with is invalid: %v", use.Name, err), Source: dec.Source}
+			return
+		}
+		final = r.recheck(c, dec, in)
+	})
+	if perr != nil {
+		final = Decision{Reason: fmt.Sprintf("permission denied: the permission check of the edited input of tool %q panicked", use.Name), Source: "error"}
+	}
+	r.emit(PermissionDecision{Turn: turn, ToolUseID: use.ID, Tool: use.Name, Decision: final})
+	if !final.Allow {
+		c.decide(denialText(use.Name, final), nil)
+		return nil, outcomeOf(turn, c)
 	}
 	return input, nil
 }

@@ -34,7 +34,7 @@ var (
 	// ErrEmptyInput is returned by Run for an empty input on a new session.
 	ErrEmptyInput = errors.New("agentrt: empty input for a new session")
 	// ErrNotPending is returned by [Agent.Resume], before anything runs,
-	// for an [Approval] of a call that is not pending: an unknown call,
+	// for a [Decision] of a call that is not pending: an unknown call,
 	// one already decided, or one approved twice.
 	ErrNotPending = errors.New("agentrt: no such pending call")
 

@@ -65,8 +65,13 @@ type ToolCall struct {
 	// BeforeTool may replace it with a value of the same type. Nil in the
 	// event.
 	Input any
-	// RawInput is the input as the model sent it.
+	// RawInput is the input as the model sent it, or as a person edited
+	// it when EditedBy is set.
 	RawInput json.RawMessage
+	// EditedBy, for the permission checker, names who replaced the model's
+	// input (the Source of a person's decision given to [Agent.Resume]):
+	// the checker is asked again about the edit and may refuse it.
+	EditedBy string
 	// Remembered, for the permission checker, is the decision a person
 	// made earlier in this session for calls like this one (an "always",
 	// see [Decision.Always]), or nil. A checker that would ask a person may

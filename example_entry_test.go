@@ -44,7 +44,7 @@ func ExamplePermissionFunc() {
 		}
 	}
 	// Output:
-	// true only write_file outside /etc is allowed
+	// true permission denied: the permission policy refused this call of "write_file": only write_file outside /etc is allowed
 	// false wrote notes.md
 }
 

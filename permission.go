@@ -2,6 +2,7 @@ package agentrt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -15,28 +16,34 @@ import (
 // The zero value denies, with no reason. An Input it carries goes to the
 // tool as it is: do not modify it afterwards.
 type Decision struct {
+	// ToolUseID names the call a person decides on, in [Agent.Resume]
+	// (Done.Pending[i].ToolUseID). A checker leaves it empty.
+	ToolUseID string `json:"tool_use_id,omitempty"`
 	// Allow lets the call run.
-	Allow bool
-	// Reason explains a denial; the model sees it in the is_error result.
-	Reason string
+	Allow bool `json:"allow"`
+	// Reason explains a denial; the model sees it, after a standard text
+	// that says who refused the call.
+	Reason string `json:"reason,omitempty"`
 	// Input, when non-nil on an allowed call, replaces the input: a value of
 	// the tool's decoded input type, or a json.RawMessage (or []byte) that
-	// is decoded and validated again.
-	Input any
+	// is decoded and validated again. The checker is then asked once more,
+	// with the new input and [ToolCall.EditedBy] set, and may refuse it.
+	// Decoded from JSON, it is a json.RawMessage.
+	Input any `json:"input,omitempty"`
 	// Source says who decided: "policy", "user", "remembered", "hook" or
 	// a name of the checker's choosing; a checker that leaves it empty
-	// reports "policy". It is reported in events and the session's audit
-	// records.
-	Source string
+	// reports "policy", a decision given to Resume "user". It is reported
+	// in events and the session's audit records.
+	Source string `json:"source,omitempty"`
 	// Pending neither allows nor denies the call: it leaves it to a
 	// person, who answers later, possibly from another process. The run
 	// records the call as pending in the session, stops with
 	// [StopPending] (its Done lists the pending calls) and releases the
-	// session; [Agent.Resume] continues it with the person's [Approval]s.
+	// session; [Agent.Resume] continues it with the person's decisions.
 	// Allow, Reason and Input are then ignored. A store that cannot keep
 	// records (no [RecordStore]) cannot hold a pending call: the call is
-	// then denied, saying so.
-	Pending bool
+	// then denied, saying so. Resume refuses a pending decision.
+	Pending bool `json:"pending,omitempty"`
 	// Always remembers a person's decision for the rest of the session,
 	// for later calls of the same tool (of every tool with AnyTool) whose
 	// input matches Pattern: the runtime applies it, with Source
@@ -47,14 +54,37 @@ type Decision struct {
 	// later run of the session, in any process. A store that keeps no
 	// records (no [RecordStore]) keeps no rules: the
 	// decision then holds for the rest of the run only.
-	Always bool
+	Always bool `json:"always,omitempty"`
 	// AnyTool widens an Always rule to every tool.
-	AnyTool bool
+	AnyTool bool `json:"any_tool,omitempty"`
 	// Pattern, when not empty, narrows an Always rule to calls whose
 	// input, as compact JSON, matches this regular expression (package
 	// regexp), such as `"path":"notes/`. An invalid pattern remembers
 	// nothing.
-	Pattern string
+	Pattern string `json:"pattern,omitempty"`
+}
+
+// UnmarshalJSON decodes a decision, keeping Input as a json.RawMessage for
+// the tool to decode and validate. It also reads "by", the older name of
+// "source".
+func (d *Decision) UnmarshalJSON(b []byte) error {
+	type plain Decision
+	var v struct {
+		plain
+		Input json.RawMessage `json:"input"`
+		By    string          `json:"by"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*d = Decision(v.plain)
+	if len(v.Input) > 0 && string(v.Input) != "null" {
+		d.Input = v.Input
+	}
+	if d.Source == "" {
+		d.Source = v.By
+	}
+	return nil
 }
 
 // PermissionChecker decides whether a tool call may run. It is called once
@@ -129,6 +159,9 @@ func (a askOnWrite) Check(ctx context.Context, req *ToolCall) (Decision, error) 
 	}
 	if m := req.Remembered; m != nil {
 		return *m, nil
+	}
+	if req.EditedBy != "" { // a person's edit: they decided already
+		return Decision{Allow: true, Source: "policy"}, nil
 	}
 	d, err := a.ask(ctx, req)
 	if err != nil {

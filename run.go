@@ -14,7 +14,7 @@ import (
 type runOptions struct {
 	output     *outputSpec       // the final answer must pass this check
 	permission PermissionChecker // replaces the Agent's checker
-	approvals  []Approval        // Resume's decisions
+	approvals  []Decision        // Resume's decisions
 	resume     bool              // Resume: the session must be pending
 	parts      []Block           // the user turn's parts after its text (RunParts)
 }

@@ -74,11 +74,14 @@ type planFailure struct {
 
 const plannerErrorType = "agentrt.PlannerError"
 
-// DecideInput is the input of the decide activity: one tool_use.
+// DecideInput is the input of the decide activity: one tool_use, and,
+// when a person allowed it with an edited input, their decision, for the
+// checker to decide the edit again.
 type DecideInput struct {
-	SessionID string        `json:"session_id"`
-	Turn      int           `json:"turn"`
-	ToolUse   agentrt.Block `json:"tool_use"`
+	SessionID string            `json:"session_id"`
+	Turn      int               `json:"turn"`
+	ToolUse   agentrt.Block     `json:"tool_use"`
+	Edit      *agentrt.Decision `json:"edit,omitempty"`
 }
 
 // DecideOutput is the result of the decide activity: the input the tool
@@ -214,6 +217,14 @@ func (a *activities) decide(ctx context.Context, in DecideInput) (*DecideOutput,
 	ask := false
 	stop := heartbeat(ctx)
 	defer stop()
+	if in.Edit != nil {
+		input, denied := step.Recheck(ctx, in.Turn, in.ToolUse, *in.Edit, evs.add)
+		out := &DecideOutput{Input: input, Events: evs}
+		if denied != nil {
+			out.Denied = toolOutput(*denied, false)
+		}
+		return out, nil
+	}
 	input, denied := step.Decide(ctx, in.Turn, in.ToolUse, func(ev agentrt.Event) {
 		if pd, ok := ev.(agentrt.PermissionDecision); ok && pd.Decision.Pending {
 			ask = true // the workflow reports the person's decision

@@ -54,12 +54,12 @@ func TestE2EDetachAndResume(t *testing.T) {
 	done, _ = agenttest.Done(events)
 	assert.Equal(t, agentrt.StopPending, done.Reason)
 
-	_, err = agenttest.Collect(rt.Resume(ctx, session, Approval{ToolUseID: "call_nope", Allow: true}))
+	_, err = agenttest.Collect(rt.Resume(ctx, session, agentrt.Decision{ToolUseID: "call_nope", Allow: true}))
 	require.ErrorIs(t, err, agentrt.ErrNotPending)
-	err = Approve(ctx, c, rt.Options.WorkflowID(session), Approval{ToolUseID: "call_nope", Allow: true})
+	err = Approve(ctx, c, rt.Options.WorkflowID(session), agentrt.Decision{ToolUseID: "call_nope", Allow: true})
 	require.ErrorIs(t, err, agentrt.ErrNotPending, "the update refuses it too")
 
-	events, err = agenttest.Collect(rt.Resume(ctx, session, Approval{ToolUseID: p.ToolUseID, Allow: true, Input: []byte(`{"text":"final"}`)}))
+	events, err = agenttest.Collect(rt.Resume(ctx, session, agentrt.Decision{ToolUseID: p.ToolUseID, Allow: true, Input: []byte(`{"text":"final"}`)}))
 	require.NoError(t, err)
 	done, ok = agenttest.Done(events)
 	require.True(t, ok)
@@ -70,7 +70,7 @@ func TestE2EDetachAndResume(t *testing.T) {
 	require.Len(t, results, 1)
 	assert.Equal(t, "saved", results[0].Message.Content)
 
-	err = Approve(ctx, c, rt.Options.WorkflowID(session), Approval{ToolUseID: p.ToolUseID, Allow: true})
+	err = Approve(ctx, c, rt.Options.WorkflowID(session), agentrt.Decision{ToolUseID: p.ToolUseID, Allow: true})
 	require.Error(t, err, "the run is over")
 	var res Result
 	require.NoError(t, c.GetWorkflow(ctx, rt.Options.WorkflowID(session), "").Get(ctx, &res))

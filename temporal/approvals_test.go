@@ -32,7 +32,7 @@ type updateResult struct {
 
 // update sends UpdateApprove; the callbacks fill the result as the
 // workflow handles it.
-func update(env *testsuite.TestWorkflowEnvironment, a Approval) *updateResult {
+func update(env *testsuite.TestWorkflowEnvironment, a agentrt.Decision) *updateResult {
 	r := &updateResult{}
 	env.UpdateWorkflow(UpdateApprove, "u-"+a.ToolUseID+"-"+a.Reason, &testsuite.TestUpdateCallback{
 		OnAccept:   func() { r.accepted = true },
@@ -62,14 +62,14 @@ func TestApprovalSameShapeAsInProcess(t *testing.T) {
 	var unknown, approved, decided *updateResult
 	env.RegisterDelayedCallback(func() {
 		first = queryState(t, env)
-		unknown = update(env, Approval{ToolUseID: "call_nope", Allow: true})
-		approved = update(env, Approval{ToolUseID: "call_1", Allow: true, Input: json.RawMessage(`{"text":"notes: edited"}`),
+		unknown = update(env, agentrt.Decision{ToolUseID: "call_nope", Allow: true})
+		approved = update(env, agentrt.Decision{ToolUseID: "call_1", Allow: true, Input: json.RawMessage(`{"text":"notes: edited"}`),
 			Always: true, Pattern: `"text":"notes: `})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		second = queryState(t, env)
-		decided = update(env, Approval{ToolUseID: "call_1", Allow: true, Reason: "again"})
-		env.SignalWorkflow(SignalApprove, Approval{ToolUseID: second.Pending[0].ToolUseID, Reason: "not c", By: "alice"})
+		decided = update(env, agentrt.Decision{ToolUseID: "call_1", Allow: true, Reason: "again"})
+		env.SignalWorkflow(SignalApprove, agentrt.Decision{ToolUseID: second.Pending[0].ToolUseID, Reason: "not c", Source: "alice"})
 	}, 2*time.Hour)
 	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "save notes"})
 	res := runResult(t, env)
@@ -85,7 +85,7 @@ func TestApprovalSameShapeAsInProcess(t *testing.T) {
 	require.ErrorAs(t, decided.rejected, &ae)
 	assert.Equal(t, ErrorTypeNotPending, ae.Type())
 	assert.Contains(t, ae.Error(), "already")
-	err := approveError("wf", Approval{ToolUseID: "call_1"}, decided.rejected)
+	err := approveError("wf", agentrt.Decision{ToolUseID: "call_1"}, decided.rejected)
 	require.ErrorIs(t, err, agentrt.ErrNotPending)
 	assert.Equal(t, 1, strings.Count(err.Error(), "no such pending call"), "Approve's error says it once: %v", err)
 	assert.Contains(t, err.Error(), "already decided")
@@ -95,7 +95,7 @@ func TestApprovalSameShapeAsInProcess(t *testing.T) {
 	assert.Equal(t, []string{"notes: edited", "notes: b"}, f.savedNotes())
 	results := toolResults(res.Messages)
 	require.Len(t, results, 3)
-	assert.Equal(t, "not c", results[2].Content)
+	assert.Equal(t, `permission denied: "alice" refused this call of "save_note": not c`, results[2].Content)
 	assert.True(t, results[2].IsError)
 	decisions := agenttest.Filter[agentrt.PermissionDecision](queryEvents(t, env))
 	var sources []string
@@ -127,7 +127,7 @@ func TestApprovalEditedInputIsValidated(t *testing.T) {
 	ag := newAgent(f, agenttest.Script(agenttest.CallTool("save_note", `{"text":"x"}`), agenttest.Reply("done")))
 	env := newEnv(t, ag, Options{Policy: PolicyAsk})
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(SignalApprove, Approval{ToolUseID: "call_1", Allow: true, Input: json.RawMessage(`{"text":""}`)})
+		env.SignalWorkflow(SignalApprove, agentrt.Decision{ToolUseID: "call_1", Allow: true, Input: json.RawMessage(`{"text":""}`)})
 	}, time.Minute)
 	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "save x"})
 	res := runResult(t, env)

@@ -132,7 +132,7 @@ func previousHistory(ctx context.Context, c client.Client, id string) ([]agentrt
 //
 //	temporal workflow signal --workflow-id SESSION --name agentrt.approve \
 //	    --input '{"tool_use_id":"call_3","allow":true}'
-func Approve(ctx context.Context, c client.Client, workflowID string, a Approval) error {
+func Approve(ctx context.Context, c client.Client, workflowID string, a agentrt.Decision) error {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,
 		UpdateName:   UpdateApprove,
@@ -148,7 +148,7 @@ func Approve(ctx context.Context, c client.Client, workflowID string, a Approval
 // approveError is Approve's error for the update's err: one wrapping
 // agentrt.ErrNotPending, whose text the workflow's message already starts
 // with, for a refused approval.
-func approveError(workflowID string, a Approval, err error) error {
+func approveError(workflowID string, a agentrt.Decision, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -270,12 +270,12 @@ func (r *Runtime) Run(ctx context.Context, sessionID, input string) iter.Seq2[ag
 // Resume answers calls that the session's open run waits for, as
 // [agentrt.Agent.Resume] does in-process, and yields the run's events
 // from there on, to its end (or, with Detach, until it waits for
-// approvals again). Every Approval must name a call that is pending now:
+// approvals again). Every decision must name a call that is pending now:
 // otherwise Resume yields an error wrapping [agentrt.ErrNotPending] and
 // sends none. With no Approvals and calls pending, it yields (with
 // Detach) a Done with agentrt.StopPending at once; a session with no
 // call pending is an ErrNotPending error.
-func (r *Runtime) Resume(ctx context.Context, sessionID string, approvals ...Approval) iter.Seq2[agentrt.Event, error] {
+func (r *Runtime) Resume(ctx context.Context, sessionID string, approvals ...agentrt.Decision) iter.Seq2[agentrt.Event, error] {
 	return func(yield func(agentrt.Event, error) bool) {
 		if r.Client == nil {
 			yield(nil, errors.New("agentrt/temporal: Runtime.Client is nil"))
@@ -542,7 +542,7 @@ func (s *stream) ask(ctx context.Context, p PendingApproval) error {
 		}
 		ans = agentrt.Decision{}
 	}
-	a := Approval{ToolUseID: p.ToolUseID, Allow: ans.Allow, Reason: ans.Reason, Always: ans.Allow && ans.Always, AnyTool: ans.AnyTool, Pattern: ans.Pattern}
+	a := agentrt.Decision{ToolUseID: p.ToolUseID, Allow: ans.Allow, Reason: ans.Reason, Always: ans.Allow && ans.Always, AnyTool: ans.AnyTool, Pattern: ans.Pattern}
 	return Approve(ctx, s.r.Client, s.run.GetID(), a)
 }
 

@@ -77,14 +77,14 @@
 //
 // # Approvals
 //
-// Under [PolicyAsk] a write tool call waits, durably, for an [Approval]
+// Under [PolicyAsk] a write tool call waits, durably, for an [agentrt.Decision]
 // sent as the signal [SignalApprove] ([Approve], the temporal CLI, or
 // [Runtime.Ask] in the client). The query [QueryState] returns the
 // session's messages and the pending approvals. Under [PolicyFromAgent]
 // the Agent's own checker decides, on a worker; a call it leaves to a
-// person (agentrt.Decision.Pending) waits for an Approval the same way.
+// person (agentrt.Decision.Pending) waits for a decision the same way.
 //
-// An Approval is [agentrt.Approval], the decision agentrt.Agent.Resume
+// An approval is an [agentrt.Decision], the value agentrt.Agent.Resume
 // takes in-process: allow, deny with a reason, allow with an edited input
 // (decoded and validated again by the tool), and remember the decision
 // for the session (Always, optionally for any tool and an input pattern).

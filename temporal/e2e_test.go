@@ -159,7 +159,7 @@ func TestE2ESeedTaskWithWorkerRestartAndApproval(t *testing.T) {
 		if tc, ok := ev.(agentrt.ToolCall); ok && tc.Tool.Name == "save_note" && !approved {
 			// Approve from "another terminal": a plain signal.
 			approved = true
-			require.NoError(t, Approve(ctx, c, rt.Options.WorkflowID(session), Approval{ToolUseID: tc.ToolUseID, Allow: true, By: "e2e"}))
+			require.NoError(t, Approve(ctx, c, rt.Options.WorkflowID(session), agentrt.Decision{ToolUseID: tc.ToolUseID, Allow: true, Source: "e2e"}))
 		}
 	}
 	done, ok := agenttest.Done(events)
@@ -592,7 +592,7 @@ func TestE2EWorkerKilled(t *testing.T) {
 				require.NoError(t, err)
 				events = append(events, ev)
 				if tc, ok := ev.(agentrt.ToolCall); ok && tc.Tool.Name == "save_note" {
-					require.NoError(t, Approve(ctx, c, session, Approval{ToolUseID: tc.ToolUseID, Allow: true}))
+					require.NoError(t, Approve(ctx, c, session, agentrt.Decision{ToolUseID: tc.ToolUseID, Allow: true}))
 				}
 			}
 			select {

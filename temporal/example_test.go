@@ -64,7 +64,7 @@ func ExampleRegister() {
 }
 
 // A write tool waits for an approval signal; the query lists it meanwhile.
-func ExampleApproval() {
+func ExampleApprove() {
 	var saved []string
 	ag := &agentrt.Agent{
 		Tools: []agentrt.Tool{
@@ -92,7 +92,7 @@ func ExampleApproval() {
 		_ = v.Get(&st)
 		for _, p := range st.Pending {
 			fmt.Printf("pending: %s %s %s\n", p.ToolUseID, p.Tool, p.Input)
-			env.SignalWorkflow(temporal.SignalApprove, temporal.Approval{ToolUseID: p.ToolUseID, Allow: true, By: "alice"})
+			env.SignalWorkflow(temporal.SignalApprove, agentrt.Decision{ToolUseID: p.ToolUseID, Allow: true, Source: "alice"})
 		}
 	}, 24*time.Hour)
 	env.ExecuteWorkflow(temporal.WorkflowName(""), temporal.RunInput{SessionID: "s1", Input: "Note: buy milk"})

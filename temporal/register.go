@@ -19,7 +19,7 @@ const (
 	// PolicyFromAgent runs Agent.Permission (nil means
 	// agentrt.AllowReadOnly()) in the decide activity, on a worker, with
 	// the same decisions as in-process. A call the checker leaves to a
-	// person (agentrt.Decision.Pending) waits, durably, for an [Approval], as
+	// person (agentrt.Decision.Pending) waits, durably, for an [agentrt.Decision], as
 	// under PolicyAsk. A checker that asks a person on a terminal
 	// (agentrt.AskOnWrite) asks on the worker's: to have a person answer
 	// from anywhere, durably, use Decision.Pending or PolicyAsk.
@@ -29,7 +29,7 @@ const (
 	PolicyReadOnly
 	// PolicyAsk runs read-only tools; each write tool call waits, durably
 	// and for as long as it takes (or Options.ApprovalTimeout), for an
-	// [Approval] sent as the signal [SignalApprove] or the update
+	// [agentrt.Decision] sent as the signal [SignalApprove] or the update
 	// [UpdateApprove] (see [Approve]). Pending calls are
 	// listed by the queries [QueryState] and [QueryEvents]. Agent.Permission
 	// is not used; a sub-agent's write calls are denied.

@@ -17,14 +17,14 @@ import (
 // Names of the workflow's signal and queries.
 const (
 	// SignalApprove is the signal that answers a pending approval; its
-	// payload is an [Approval].
+	// payload is an [agentrt.Decision].
 	SignalApprove = "agentrt.approve"
 	// QueryState returns the run's [State]: messages and pending approvals.
 	QueryState = "agentrt.state"
 	// QueryEvents takes an index and returns an [EventsPage] with the
 	// run's events from that index on, and the pending approvals.
 	QueryEvents = "agentrt.events"
-	// UpdateApprove is the update that [Approve] sends: an [Approval], as
+	// UpdateApprove is the update that [Approve] sends: an [agentrt.Decision], as
 	// the signal, but refused (with an error of type
 	// [ErrorTypeNotPending]) for a call that is unknown or already decided.
 	UpdateApprove = "agentrt.approve"
@@ -75,17 +75,7 @@ func (r *Result) Done() agentrt.Done {
 	return agentrt.Done{Reason: r.Reason, Layer: r.Layer, FinalText: r.FinalText, Detail: r.Detail, Usage: r.Usage, Turns: r.Turns}
 }
 
-// Approval answers a pending call: approve, deny with a reason, approve
-// with an edited Input, and remember the decision for the rest of the
-// session (Always, AnyTool, Pattern). It is [agentrt.Approval], the
-// decision [agentrt.Agent.Resume] takes in-process; send it as the payload
-// of the signal [SignalApprove], or with [Approve], which reports an
-// approval of an unknown or already-decided call as an error. An approval
-// for a call of the current turn that is not pending yet is kept until the
-// call asks.
-type Approval = agentrt.Approval
-
-// Rule is a remembered decision of a session: a person's [Approval] with
+// Rule is a remembered decision of a session: a person's [agentrt.Decision] with
 // Always. It stands for later calls of Tool (of every tool with AnyTool)
 // whose input, as compact JSON, matches the regular expression Pattern
 // (every input when empty), as in-process.
@@ -97,7 +87,7 @@ type Rule struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// PendingApproval is a write-tool call waiting for an [Approval].
+// PendingApproval is a write-tool call waiting for an [agentrt.Decision].
 type PendingApproval struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Tool      string          `json:"tool"`
@@ -256,9 +246,9 @@ type wfRun struct {
 	history    []agentrt.Message
 	events     []EventRecord
 	pending    []PendingApproval
-	approvals  map[string]Approval // by tool_use id; arrived, not yet used
-	decided    map[string]bool     // tool_use ids a person's approval was used for
-	rules      []Rule              // remembered decisions, oldest first
+	approvals  map[string]agentrt.Decision // by tool_use id; arrived, not yet used
+	decided    map[string]bool             // tool_use ids a person's approval was used for
+	rules      []Rule                      // remembered decisions, oldest first
 	turn       int
 	usage      agentrt.Usage
 	done       *agentrt.Done
@@ -285,7 +275,7 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 		lp:        lp,
 		sessionID: in.SessionID,
 		history:   append([]agentrt.Message(nil), in.History...),
-		approvals: map[string]Approval{},
+		approvals: map[string]agentrt.Decision{},
 		decided:   map[string]bool{},
 		rules:     append([]Rule(nil), in.Rules...),
 	}
@@ -300,7 +290,7 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 	}); err != nil {
 		return nil, err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove, func(ctx workflow.Context, a Approval) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove, func(ctx workflow.Context, a agentrt.Decision) error {
 		w.approvals[a.ToolUseID] = a
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: w.validApproval}); err != nil {
@@ -309,7 +299,7 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 	sig := workflow.GetSignalChannel(ctx, SignalApprove)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
-			var a Approval
+			var a agentrt.Decision
 			if !sig.Receive(ctx, &a) {
 				return
 			}
@@ -568,14 +558,37 @@ func (w *wfRun) decide(ctx workflow.Context, c *wfCall) error {
 		if err != nil {
 			return err
 		}
+		if d.Allow && d.Input != nil { // the person's edit, decided again
+			return w.recheck(actx, c, d)
+		}
 		w.emit(agentrt.PermissionDecision{Turn: w.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 		if !d.Allow {
-			c.out = w.failed(c, d.Reason, errors.New(d.Reason))
+			text := w.lp.Denial(c.use.Name, d)
+			c.out = w.failed(c, text, errors.New(text))
 			return nil
 		}
-		if c.input != nil { // the person's edit
-			return nil
+	}
+	c.input = out.Input
+	return nil
+}
+
+// recheck runs the decide activity again on a person's edit d of c's
+// input: the edit is decoded and validated, and the checker may refuse it.
+func (w *wfRun) recheck(actx workflow.Context, c *wfCall, d agentrt.Decision) error {
+	var out DecideOutput
+	err := workflow.ExecuteActivity(actx, decideActivityName(w.d.name), DecideInput{SessionID: w.sessionID, Turn: w.turn, ToolUse: c.use, Edit: &d}).Get(actx, &out)
+	if err != nil {
+		if actx.Err() != nil {
+			return errCancelled
 		}
+		w.deny(c, fmt.Sprintf("permission denied: the permission check of the edited input of tool %q did not complete: %v", c.use.Name, err), "error")
+		return nil
+	}
+	w.events = append(w.events, out.Events...)
+	if out.Denied != nil {
+		oc := out.Denied.result()
+		c.out = &oc
+		return nil
 	}
 	c.input = out.Input
 	return nil
@@ -589,7 +602,7 @@ func (w *wfRun) deny(c *wfCall, reason, source string) {
 
 // validApproval refuses an approval of a call that is not open: not a
 // tool_use of the current turn, answered, or already decided.
-func (w *wfRun) validApproval(a Approval) error {
+func (w *wfRun) validApproval(a agentrt.Decision) error {
 	notPending := func(why string) error {
 		return temporal.NewApplicationError(fmt.Sprintf("%s: %q: %s", agentrt.ErrNotPending, a.ToolUseID, why), ErrorTypeNotPending)
 	}
@@ -684,11 +697,14 @@ func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, erro
 	a := w.approvals[id]
 	delete(w.approvals, id)
 	w.decided[id] = true
-	source := a.By
-	if source == "" {
-		source = "user"
+	d := a
+	d.ToolUseID = ""
+	if d.Source == "" {
+		d.Source = "user"
 	}
-	d := agentrt.Decision{Allow: a.Allow, Reason: a.Reason, Source: source, Always: a.Always, AnyTool: a.AnyTool, Pattern: a.Pattern}
+	if raw, ok := d.Input.(json.RawMessage); !d.Allow || ok && len(raw) == 0 {
+		d.Input = nil
+	}
 	if !a.Allow && d.Reason == "" {
 		d.Reason = fmt.Sprintf("permission denied: the user refused this call of %q", c.use.Name)
 	}
@@ -698,9 +714,6 @@ func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, erro
 			ru.Reason = d.Reason
 		}
 		w.rules = append(w.rules, ru)
-	}
-	if a.Allow && len(a.Input) > 0 {
-		c.input = a.Input
 	}
 	return d, nil
 }

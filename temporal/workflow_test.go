@@ -354,15 +354,15 @@ func TestApproval(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		approval *Approval // nil: never sent
+		approval *agentrt.Decision // nil: never sent
 		timeout  time.Duration
 		wantSave bool
 		wantText string
 		source   string
 	}{
-		{name: "late allow", approval: &Approval{ToolUseID: "call_1", Allow: true}, wantSave: true, wantText: "saved", source: "user"},
-		{name: "deny with reason", approval: &Approval{ToolUseID: "call_1", Reason: "not today", By: "alice"}, wantText: "not today", source: "alice"},
-		{name: "deny", approval: &Approval{ToolUseID: "call_1"}, wantText: `permission denied: the user refused this call of "save_note"`, source: "user"},
+		{name: "late allow", approval: &agentrt.Decision{ToolUseID: "call_1", Allow: true}, wantSave: true, wantText: "saved", source: "user"},
+		{name: "deny with reason", approval: &agentrt.Decision{ToolUseID: "call_1", Reason: "not today", Source: "alice"}, wantText: `permission denied: "alice" refused this call of "save_note": not today`, source: "alice"},
+		{name: "deny", approval: &agentrt.Decision{ToolUseID: "call_1"}, wantText: `permission denied: the user refused this call of "save_note"`, source: "user"},
 		{name: "timeout", timeout: time.Hour, wantText: `permission denied: no approval for this call of "save_note" within 1h0m0s`, source: "timeout"},
 	}
 	for _, tt := range tests {
@@ -411,6 +411,49 @@ func TestApproval(t *testing.T) {
 	}
 }
 
+// A person's edit is decided again by the Agent's checker, as in-process:
+// a rule of the checker holds for the edit.
+func TestApprovalEditIsCheckedAgain(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		edit, wantText string
+		wantSaved      []string
+	}{
+		{`{"text":"fine"}`, "saved", []string{"fine"}},
+		{`{"text":"secret"}`, `permission denied: the permission policy refused the input of tool "save_note" as alice edited it: no secrets`, nil},
+	} {
+		t.Run(tt.edit, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture()
+			script := agenttest.Script(agenttest.CallTool("save_note", `{"text":"hello"}`), agenttest.Reply("done"))
+			ag := newAgent(f, script)
+			ag.Permission = agentrt.PermissionFunc(func(_ context.Context, req *agentrt.ToolCall) (agentrt.Decision, error) {
+				if req.EditedBy == "" {
+					return agentrt.Decision{Pending: true}, nil
+				}
+				if strings.Contains(string(req.RawInput), "secret") {
+					return agentrt.Decision{Reason: "no secrets"}, nil
+				}
+				return agentrt.Decision{Allow: true}, nil
+			})
+			env := newEnv(t, ag, Options{})
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalApprove, agentrt.Decision{ToolUseID: "call_1", Allow: true, Source: "alice", Input: json.RawMessage(tt.edit)})
+			}, time.Minute)
+			env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "save hello"})
+			res := runResult(t, env)
+			results := toolResults(res.Messages)
+			require.Len(t, results, 1)
+			assert.Equal(t, tt.wantText, results[0].Content)
+			assert.Equal(t, tt.wantSaved, f.savedNotes())
+			decisions := agenttest.Filter[agentrt.PermissionDecision](queryEvents(t, env))
+			require.NotEmpty(t, decisions)
+			last := decisions[len(decisions)-1].Decision
+			assert.Equal(t, tt.wantSaved != nil, last.Allow, "the event reports the final decision")
+		})
+	}
+}
+
 func TestApprovalAlwaysAndEarly(t *testing.T) {
 	t.Parallel()
 	f := newFixture()
@@ -423,7 +466,7 @@ func TestApprovalAlwaysAndEarly(t *testing.T) {
 	env := newEnv(t, ag, Options{Policy: PolicyAsk})
 	// The approval arrives before the call asks for it.
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(SignalApprove, Approval{ToolUseID: "call_1", Allow: true, Always: true})
+		env.SignalWorkflow(SignalApprove, agentrt.Decision{ToolUseID: "call_1", Allow: true, Always: true})
 	}, 0)
 	env.ExecuteWorkflow(WorkflowName(""), RunInput{SessionID: "s1", Input: "save a and b"})
 	runResult(t, env)

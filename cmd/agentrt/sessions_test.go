@@ -181,7 +181,7 @@ var scenarios = []scenario{
 			agenttest.Reply("Deleted old.go, as you approved."),
 		))
 		runAgent(t, ag, id, "Delete old.go.")
-		_, _ = agenttest.Collect(ag.Resume(context.Background(), id, agentrt.Approval{ToolUseID: "call_1", Allow: true, By: "alice"}))
+		_, _ = agenttest.Collect(ag.Resume(context.Background(), id, agentrt.Decision{ToolUseID: "call_1", Allow: true, Source: "alice"}))
 	}},
 }
 

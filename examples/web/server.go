@@ -168,7 +168,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 // streams the rest of the run.
 func (s *server) approve(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Approvals []agentrt.Approval `json:"approvals"`
+		Approvals []agentrt.Decision `json:"approvals"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&body); err != nil || len(body.Approvals) == 0 {
 		http.Error(w, "want {\"approvals\": [...]}", http.StatusBadRequest)

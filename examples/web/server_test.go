@@ -105,7 +105,7 @@ func TestServerApprovalsSurviveARestart(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing written before the approval")
 
 	// Approve the first write; the second asks.
-	evs = post(t, ts.URL+"/api/sessions/s1/approve", map[string]any{"approvals": []agentrt.Approval{{ToolUseID: id, Allow: true}}})
+	evs = post(t, ts.URL+"/api/sessions/s1/approve", map[string]any{"approvals": []agentrt.Decision{{ToolUseID: id, Allow: true}}})
 	assert.Equal(t, []string{"tool_call", "permission", "tool_result", "text", "tool_call", "permission", "done"}, kinds(evs))
 	id2 := pendingID(t, last(evs, "done"))
 	b, err := os.ReadFile(filepath.Join(dir, "workspace", "notes", "hello.txt"))
@@ -143,7 +143,7 @@ func TestServerApprovalsSurviveARestart(t *testing.T) {
 	require.NoError(t, err)
 	r2.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, r2.StatusCode)
-	evs = post(t, ts.URL+"/api/sessions/s1/approve", map[string]any{"approvals": []agentrt.Approval{{ToolUseID: id2, Reason: "no summary, thanks"}}})
+	evs = post(t, ts.URL+"/api/sessions/s1/approve", map[string]any{"approvals": []agentrt.Decision{{ToolUseID: id2, Reason: "no summary, thanks"}}})
 	done := last(evs, "done")
 	assert.Equal(t, "complete", done["reason"])
 	assert.Contains(t, done["final_text"], "wrote notes/hello.txt")

@@ -109,7 +109,7 @@ func deferredApprovals(ctx context.Context, ag *agentrt.Agent) error {
 		}
 	}
 	// ... later, when the person clicked Approve:
-	for _, err := range ag.Resume(ctx, "s1", agentrt.Approval{ToolUseID: pending[0].ToolUseID, Allow: true}) {
+	for _, err := range ag.Resume(ctx, "s1", agentrt.Decision{ToolUseID: pending[0].ToolUseID, Allow: true}) {
 		if err != nil {
 			return err
 		}

@@ -31,9 +31,11 @@ type Loop interface {
 	Next() (msgs []agentrt.Message, done *agentrt.Done, err error)
 	ExpectOutput(schema json.RawMessage, maxRetries int) error
 	Stop(reason agentrt.StopReason, layer agentrt.Layer, err error) ([]agentrt.Message, agentrt.Done)
+	Denial(tool string, d agentrt.Decision) string
 
 	Plan(ctx context.Context, req *agentrt.ModelRequest, prev *agentrt.Compaction, force bool, attempt int, emit func(agentrt.Event)) PlanOutcome
 	Decide(ctx context.Context, turn int, use agentrt.Block, emit func(agentrt.Event)) (input json.RawMessage, denied *agentrt.ToolResult)
+	Recheck(ctx context.Context, turn int, use agentrt.Block, d agentrt.Decision, emit func(agentrt.Event)) (input json.RawMessage, denied *agentrt.ToolResult)
 	Execute(ctx context.Context, turn int, use agentrt.Block, input json.RawMessage, emit func(agentrt.Event)) (out agentrt.ToolResult, ran bool)
 }
 

@@ -68,7 +68,7 @@ func main() {
 		deny := fs.Bool("deny", false, "deny the call")
 		reason := fs.String("reason", "", "reason for a denial, shown to the model")
 		fs.Parse(args)
-		err = approve(*address, *session, agenttemporal.Approval{ToolUseID: *id, Allow: !*deny, Reason: *reason})
+		err = approve(*address, *session, agentrt.Decision{ToolUseID: *id, Allow: !*deny, Reason: *reason})
 	default:
 		usage()
 	}
@@ -309,7 +309,7 @@ func state(address, session string) error {
 	return nil
 }
 
-func approve(address, session string, a agenttemporal.Approval) error {
+func approve(address, session string, a agentrt.Decision) error {
 	if a.ToolUseID == "" {
 		return errors.New("approve: -id is required (see the state command)")
 	}

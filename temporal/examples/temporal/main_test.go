@@ -47,7 +47,7 @@ func TestOnTemporalDenied(t *testing.T) {
 	env := suite.NewTestWorkflowEnvironment()
 	require.NoError(t, agenttemporal.Register(env, ag, agenttemporal.Options{Policy: agenttemporal.PolicyAsk}))
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(agenttemporal.SignalApprove, agenttemporal.Approval{ToolUseID: "call_3_0", Reason: "not now"})
+		env.SignalWorkflow(agenttemporal.SignalApprove, agentrt.Decision{ToolUseID: "call_3_0", Reason: "not now"})
 	}, time.Hour)
 	env.ExecuteWorkflow(agenttemporal.WorkflowName("weather"), agenttemporal.RunInput{SessionID: "s1", Input: question})
 	var res agenttemporal.Result
