@@ -77,3 +77,21 @@ func ExampleTestStore() {
 		})
 	}
 }
+
+// ScriptAfter continues a stored session in a later process: the steps
+// its assistant messages stand for are skipped.
+func ExampleScriptAfter() {
+	ctx := context.Background()
+	store := &agentrt.MemoryStore{}
+	steps := []agenttest.Step{agenttest.Reply("first answer"), agenttest.Reply("second answer")}
+
+	ag := &agentrt.Agent{Store: store, Planner: agenttest.ScriptAfter(nil, steps...)}
+	_, _ = agenttest.Collect(ag.Run(ctx, "s", "one"))
+
+	// Another process: a new planner, from where the session is.
+	history, _ := store.Load(ctx, "s")
+	ag = &agentrt.Agent{Store: store, Planner: agenttest.ScriptAfter(history, steps...)}
+	events, _ := agenttest.Collect(ag.Run(ctx, "s", "two"))
+	fmt.Println(agenttest.Filter[agentrt.Done](events)[0].FinalText)
+	// Output: second answer
+}

@@ -147,6 +147,22 @@ var _ agentrt.Planner = (*Planner)(nil)
 // Script returns a Planner that plays steps in order.
 func Script(steps ...Step) *Planner { return &Planner{steps: steps} }
 
+// ScriptAfter returns a Planner that continues a stored session: the
+// first steps stand for the assistant messages history already has, one
+// step each, and are skipped, so a test in another process (or a later
+// run) plays the script from where the session is. history is what the
+// store loads, as [agentrt.SessionStore.Load] returns it.
+func ScriptAfter(history []agentrt.Message, steps ...Step) *Planner {
+	p := Script(steps...)
+	for _, m := range history {
+		if m.Role == agentrt.RoleAssistant {
+			p.next++
+		}
+	}
+	p.next = min(p.next, len(steps))
+	return p
+}
+
 // Plan records req and plays the next step. After the last step it returns
 // an error wrapping [ErrScriptExhausted].
 func (p *Planner) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
