@@ -277,6 +277,7 @@ func (b *builder) message(rec jsonl.Line) {
 			// and run by this one.
 			c.ResumedIn = ran.Index
 			ran.Resumed = append(ran.Resumed, c)
+			c.Start = rec.Time // not when it was asked for: the trace may tell better
 		}
 		if !c.Traced {
 			c.Duration = rec.Time.Sub(c.Start)

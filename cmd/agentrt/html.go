@@ -215,11 +215,12 @@ func layoutRun(s *timeline.Session, r *timeline.Run) pageRun {
 		width = min(max(width, 0.6), 100-left)
 		return fmt.Sprintf("left:%.2f%%;width:%.2f%%", left, width)
 	}
-	meta := fmt.Sprintf("%s · %s · %s", r.Status(), plural(len(r.Turns), "turn"), dur(r.Duration()))
+	// The words and order of show's run line.
+	meta := plural(len(r.Turns), "turn") + " · " + dur(r.Duration())
 	if r.Waited > 0 {
 		meta += " · waited " + dur(r.Waited) + " for a person"
 	}
-	meta += fmt.Sprintf(" · tokens in %d out %d", r.Usage.InputTokens, r.Usage.OutputTokens)
+	meta += fmt.Sprintf(" · %s · tokens in %d out %d", r.Status(), r.Usage.InputTokens, r.Usage.OutputTokens)
 	if r.TraceID != "" {
 		meta += " · trace " + r.TraceID
 	}

@@ -338,7 +338,7 @@ func renderRun(p *printer, s *timeline.Session, r *timeline.Run) {
 	p.line(0, append(head, layerStyle(r.Layer), status, sDim, " · tokens "+tokens(r.Usage.InputTokens, r.Usage.OutputTokens))...)
 	for _, c := range r.Resumed {
 		mark, st := outcomeMark(c.Outcome)
-		p.line(2, sCyan, "↻ resumed ", st, mark+" ", sBold, c.Tool, sDim, " "+c.ID+" of turn "+strconv.Itoa(turnOf(s, c))+" ", st, c.Outcome, sDim, decidedBy(c)+" "+pdur(c.Duration))
+		p.line(2, sCyan, "↻ resumed ", st, mark+" ", sBold, c.Tool, sDim, " "+c.ID+" of turn "+strconv.Itoa(turnOf(s, c))+" ", st, c.Outcome, sDim, decidedBy(c, false)+" "+pdur(c.Duration))
 	}
 	for _, t := range r.Turns {
 		if p.o.turn != 0 && t.N != p.o.turn {
@@ -370,9 +370,9 @@ func turnOf(s *timeline.Session, c *timeline.ToolCall) int {
 	return 0
 }
 
-// decidedBy says who allowed or denied c, and in which run when a later
-// one did.
-func decidedBy(c *timeline.ToolCall) string {
+// decidedBy says who allowed or denied c, and, with inRun, in which run
+// when a later one did.
+func decidedBy(c *timeline.ToolCall, inRun bool) string {
 	d := c.Decision
 	if d == nil {
 		return ""
@@ -381,7 +381,7 @@ func decidedBy(c *timeline.ToolCall) string {
 	if d.Allow {
 		who = " (allowed by " + orDash(d.Source) + ")"
 	}
-	if c.ResumedIn > 0 {
+	if inRun && c.ResumedIn > 0 {
 		who += " in run " + strconv.Itoa(c.ResumedIn)
 	}
 	return who
@@ -446,7 +446,7 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 
 func renderCall(p *printer, s *timeline.Session, c *timeline.ToolCall) {
 	mark, st := outcomeMark(c.Outcome)
-	parts := []string{st, mark + " ", sBold, c.Tool, sDim, " " + c.ID + " ", st, c.Outcome, sDim, decidedBy(c) + " " + pdur(c.Duration) + " "}
+	parts := []string{st, mark + " ", sBold, c.Tool, sDim, " " + c.ID + " ", st, c.Outcome, sDim, decidedBy(c, true) + " " + pdur(c.Duration) + " "}
 	if !p.o.full {
 		parts = append(parts, "", oneLine(string(c.Input)))
 		if c.Result != nil {
