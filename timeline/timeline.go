@@ -5,6 +5,11 @@
 // decision and who made it) and, at the end, the layer that stopped the
 // run.
 //
+// Turns are numbered on across runs. A run's duration is its own time;
+// the time the session waited for a person between a run that left calls
+// pending and the run that resumed them is [Run.Waited]. [Run.Status] and
+// [Session.Verdict] give the words every renderer uses for a stop.
+//
 // It reads every version-1 file. The trace records the runtime writes
 // (model_call, tool_call, run) make the timeline exact; a file written
 // before them still renders, with times taken from its lines' timestamps

@@ -24,7 +24,7 @@ var errUsage = errors.New("usage")
 type textOptions struct {
 	full  bool // whole messages, no cutting
 	run   int  // only this run (0: all)
-	turn  int  // only this turn (0: all)
+	turn  int  // only this turn of the session (0: all)
 	width int  // cut lines to this many columns (0: no cut)
 	color bool
 }
@@ -55,7 +55,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 func (o *textOptions) flags(fs *flag.FlagSet, color *string) {
 	fs.BoolVar(&o.full, "full", false, "show whole messages, inputs and results")
 	fs.IntVar(&o.run, "run", 0, "show only run R")
-	fs.IntVar(&o.turn, "turn", 0, "show only turn N (of each run shown)")
+	fs.IntVar(&o.turn, "turn", 0, "show only turn N (turns are numbered on across the session's runs)")
 	fs.IntVar(&o.width, "width", 0, "cut lines to N columns (default: the terminal's width)")
 	fs.StringVar(color, "color", "auto", "colours: auto (on a terminal), always or never")
 }
