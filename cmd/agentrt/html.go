@@ -155,16 +155,20 @@ func renderHTML(w io.Writer, s *timeline.Session) error {
 	for _, r := range s.Runs {
 		d.Runs = append(d.Runs, layoutRun(s, r))
 	}
-	data, err := json.Marshal(d) // escapes <, > and &: no "</script>" in it
-	if err != nil {
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
 		return err
 	}
-	p.Data = template.JS(data)
+	// In a script element only "<" can end it ("</script", "<!--"):
+	// escaped, the data is one text node whatever the content holds.
+	p.Data = template.JS(bytes.ReplaceAll(bytes.TrimSpace(data.Bytes()), []byte("<"), []byte(`\u003c`)))
 	var b strings.Builder
 	if err := pageTmpl.Execute(&b, p); err != nil {
 		return err
 	}
-	_, err = io.WriteString(w, safe(b.String()))
+	_, err := io.WriteString(w, safe(b.String()))
 	return err
 }
 
