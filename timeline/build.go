@@ -424,6 +424,9 @@ func (b *builder) finish() *Session {
 			if done {
 				r.Reason = string(agentrt.StopComplete)
 			}
+			if r.Layer == LayerCrash && r.Error == "" {
+				r.Error = "the run has no end record and no process holds the session: the process stopped while it ran"
+			}
 		}
 	}
 	return s

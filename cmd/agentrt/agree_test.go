@@ -40,6 +40,9 @@ func TestRenderersAgree(t *testing.T) {
 			require.Equal(t, 0, run(ctx, []string{"html", filepath.Join(dir, "multi")}, &page, &errb), errb.String())
 			require.Equal(t, 0, run(ctx, []string{"ls", "-json", dir}, &ls, &errb), errb.String())
 			checkGolden(t, "multirun.show.txt", show.String())
+			var tailed strings.Builder
+			require.NoError(t, tail(ctx, filepath.Join(dir, "multi"), false, 0, textOptions{width: 200}, &tailed))
+			require.Equal(t, strings.ReplaceAll(show.String(), "\n\n", "\n"), tailed.String(), "tail prints show's lines")
 
 			fromShow := showFigures(t, show.String())
 			fromPage := pageFigures(t, page.String())
