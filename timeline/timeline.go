@@ -369,14 +369,18 @@ func (r *Run) Status() string {
 	case r.Layer == LayerNone && r.Reason == "":
 		return "running"
 	}
-	reason := r.Reason
-	if reason == "" {
-		reason = "no end record"
-	}
 	if r.Layer == LayerNone {
-		return reason
+		return r.reason()
 	}
-	return reason + " at " + r.Layer
+	return r.reason() + " at " + r.Layer
+}
+
+// reason is the stop reason, or "no end record".
+func (r *Run) reason() string {
+	if r.Reason == "" {
+		return "no end record"
+	}
+	return r.Reason
 }
 
 // Failed reports whether the run stopped at a failing layer (a run that
@@ -602,7 +606,7 @@ func (s *Session) Verdict() (layer, text string) {
 		}
 		return r.Layer, fmt.Sprintf("WAITING at the %s layer: run %d left %s to a person (agentrt.Agent.Resume continues it)", r.Layer, r.Index, plural(n, "call"))
 	case r.Failed():
-		return r.Layer, fmt.Sprintf("FAILED at the %s layer (run %d, %s): %s", r.Layer, r.Index, r.Status(), orDash(r.Why()))
+		return r.Layer, fmt.Sprintf("FAILED at the %s layer (run %d, %s): %s", r.Layer, r.Index, r.reason(), orDash(r.Why()))
 	}
 	head := fmt.Sprintf("%s: run %d %s", strings.ToUpper(r.Status()), r.Index, r.Status())
 	if denied := s.deniedByPeople(); denied > 0 {
@@ -613,7 +617,7 @@ func (s *Session) Verdict() (layer, text string) {
 		return LayerNone, head
 	}
 	if f != r && f.Failed() {
-		return f.Layer, fmt.Sprintf("%s; run %d had failed at the %s layer (%s): %s", head, f.Index, f.Layer, f.Status(), orDash(f.Why()))
+		return f.Layer, fmt.Sprintf("%s; run %d had failed at the %s layer (%s): %s", head, f.Index, f.Layer, f.reason(), orDash(f.Why()))
 	}
 	ps := f.Problems()
 	p := ps[len(ps)-1]

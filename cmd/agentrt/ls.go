@@ -25,7 +25,8 @@ type lsRow struct {
 	Input  int      `json:"input_tokens"`
 	Output int      `json:"output_tokens"`
 	Cost   *float64 `json:"cost_usd,omitempty"`
-	Stop   string   `json:"stop"`
+	Stop   string   `json:"stop"`   // the last run's timeline.Run.Status
+	Reason string   `json:"reason"` // and its stop reason
 	Layer  string   `json:"failing_layer"`
 	Title  string   `json:"title"`
 	Error  string   `json:"error,omitempty"`
@@ -69,7 +70,7 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		row.Stop, row.Layer = "-", "-"
 		if r := s.LastRun(); r != nil {
-			row.Stop = r.Status()
+			row.Stop, row.Reason = r.Status(), r.Reason
 			if s.Running && !r.Ended {
 				row.Stop = "running"
 			}
