@@ -53,6 +53,7 @@ func TestWriteBrowserPages(t *testing.T) {
 	recordShowcase(t, showcaseDir)
 	longDir := t.TempDir()
 	recordLong(t, longDir)
+	hostileDir := recordHostile(t)
 	pages := []struct {
 		dir string
 		browserPage
@@ -63,14 +64,17 @@ func TestWriteBrowserPages(t *testing.T) {
 		{dir, browserPage{ID: "hook-block", Layer: "hook", Open: "call_1", Input: "example.com", Result: "no network access", Decision: "denied by hook"}},
 		{showcaseDir, browserPage{ID: "showcase", Layer: "tool", Open: "call_3", Input: `"path": "main_test.go"`, Result: "FAIL"}},
 		{longDir, browserPage{ID: "long", Open: "call_1", Input: `"path": "file0.go"`, Result: "<script>", Long: true}},
+		// Control characters and bidi controls are shown escaped.
+		{hostileDir, browserPage{ID: hostileID, Open: "call_1", Input: `\u202e` + chinese, Result: `\x1b[2J\x1b[H\x1b]52;c;`}},
+		{hostileDir, browserPage{ID: brokenID, Layer: "provider", Open: "call_1", Input: chinese, Result: `检查失败\x1b[31m red \x1b[0m\u009b2J\u202e`}},
 	}
 	var manifest []browserPage
-	for _, p := range pages {
+	for i, p := range pages {
 		s, err := timeline.Load(context.Background(), p.dir, p.ID)
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		require.NoError(t, renderHTML(&buf, s))
-		page := filepath.Join(out, p.ID+".html")
+		page := filepath.Join(out, fmt.Sprintf("page%d.html", i))
 		require.NoError(t, os.WriteFile(page, buf.Bytes(), 0o644))
 		bp := p.browserPage
 		bp.Page, bp.Size = page, buf.Len()

@@ -120,7 +120,7 @@ func writePages(t *testing.T) []browserPage {
 	require.NoError(t, err, "%s", out)
 	var pages []browserPage
 	require.NoError(t, json.Unmarshal(data, &pages))
-	require.Len(t, pages, 6)
+	require.Len(t, pages, 8)
 	return pages
 }
 
@@ -173,6 +173,15 @@ func TestHTMLInBrowser(t *testing.T) {
 			if tc.ID == "showcase" {
 				saveScreenshot(t, ctx)
 			}
+
+			// Every call open: no control character or bidi control reaches
+			// the text a person reads, and nothing the content holds became
+			// markup.
+			eval[bool](t, ctx, `document.getElementById("expand").click(), true`)
+			require.Equal(t, eval[int](t, ctx, `document.querySelectorAll("details.call").length`), eval[int](t, ctx, `document.querySelectorAll("details.call[open] > .body").length`))
+			require.False(t, eval[bool](t, ctx, `/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(document.body.innerText)`), "a control character in the page's text")
+			require.Equal(t, 2, eval[int](t, ctx, `document.scripts.length`))
+			require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("[src],[href],link,img,iframe,object,embed").length`))
 		})
 	}
 	for _, u := range requests() {
