@@ -373,7 +373,7 @@ func toolRow(s *timeline.Session, c *timeline.ToolCall, bar string) pageCall {
 		pc.Class = "crash"
 	}
 	if c.ResumedIn > 0 {
-		pc.Dur = "run " + strconv.Itoa(c.ResumedIn)
+		pc.Dur = "in run " + strconv.Itoa(c.ResumedIn)
 	}
 	pc.Badges = append(pc.Badges, pageBadge{Attr: "outcome", Value: c.Outcome, Text: c.Outcome})
 	if l := c.Layer(); l != "" {
