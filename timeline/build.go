@@ -67,16 +67,26 @@ type runRecord struct {
 	LastTurn   *turnRecord    `json:"last_turn"`
 }
 
-// normalize reads both forms of a run record: a completed run has no layer
-// (older files wrote "success"), and a stop that is not an error keeps its
-// detail under "detail" (older files wrote "error").
-func (r *runRecord) normalize() {
-	if r.Layer == "" && r.Reason == string(agentrt.StopComplete) {
-		r.Layer = LayerSuccess
+// layer is the record's layer: none for a completed run, whether the
+// record says "success" (as before version 2 of the trace) or nothing.
+func (r *runRecord) layer() string {
+	if r.Layer == "success" {
+		return LayerNone
 	}
-	if r.Error == "" {
-		r.Error = r.Detail
+	return r.Layer
+}
+
+// detail is the human detail of a stop that is not an error: the record's
+// "detail", or its "error" in a record written before "detail" existed.
+func (r *runRecord) detail() (errText, detail string) {
+	if r.Detail != "" {
+		return r.Error, r.Detail
 	}
+	switch agentrt.StopReason(r.Reason) {
+	case agentrt.StopPending, agentrt.StopMaxTurns, agentrt.StopLoopDetected, agentrt.StopBudgetExceeded:
+		return "", r.Error
+	}
+	return r.Error, ""
 }
 
 type permissionRecord struct {
@@ -114,6 +124,7 @@ type builder struct {
 	calls    map[string]*ToolCall // every call of the session by tool_use id
 	pending  []agentrt.Message    // user messages not yet given to a turn
 	compact  *agentrt.Compaction
+	turns    int       // the session's turns so far
 	lastTime time.Time // of the previous line
 	lastLine int
 	running  bool // a process holds the session
@@ -153,13 +164,13 @@ func (b *builder) add(rec jsonl.Line) {
 		s.Traced = true
 		var r runRecord
 		if json.Unmarshal(rec.Data, &r) == nil {
-			r.normalize()
 			if r.LastTurn != nil {
 				b.turnTrace(rec, *r.LastTurn)
 			}
 			run := b.currentRun(rec)
 			run.Start, run.End, run.Ended = r.Start, r.End, true
-			run.Reason, run.Layer, run.Error = r.Reason, r.Layer, r.Error
+			run.Reason, run.Layer = r.Reason, r.layer()
+			run.Error, run.Detail = r.detail()
 			run.TraceID, run.SpanID, run.EndLine = r.TraceID, r.SpanID, rec.Line
 			if r.Usage != nil {
 				run.Usage = *r.Usage
@@ -235,9 +246,10 @@ func (b *builder) message(rec jsonl.Line) {
 		run := b.currentRun(rec)
 		n := run.base + 1
 		if len(run.Turns) > 0 {
-			n = run.Turns[len(run.Turns)-1].N + 1
+			n = run.Turns[len(run.Turns)-1].rec + 1
 		}
-		t := &Turn{N: n, Input: b.pending, Message: m, Line: rec.Line, Compaction: b.compact}
+		b.turns++
+		t := &Turn{N: b.turns, rec: n, Input: b.pending, Message: m, Line: rec.Line, Compaction: b.compact}
 		b.pending, b.compact = nil, nil
 		// Without a model_call record the call is taken to span from the
 		// previous line to this one.
@@ -249,7 +261,7 @@ func (b *builder) message(rec jsonl.Line) {
 		b.turn = t
 		start := rec.Time
 		for _, u := range m.ToolUses() {
-			c := &ToolCall{ID: u.ID, Tool: u.Name, Input: u.Input, Outcome: OutcomePending, Start: start}
+			c := &ToolCall{ID: u.ID, Tool: u.Name, Input: u.Input, Outcome: OutcomePending, Start: start, run: run}
 			b.calls[u.ID] = c
 			t.Calls = append(t.Calls, c)
 		}
@@ -259,11 +271,19 @@ func (b *builder) message(rec jsonl.Line) {
 			return
 		}
 		c.Result, c.ResultLine = m, rec.Line
+		interrupted := strings.HasPrefix(m.Content, interruptedPrefix)
+		if ran := b.currentRun(rec); ran != c.run && !interrupted {
+			// A call the run that asked for it left to a person, decided
+			// and run by this one.
+			c.ResumedIn = ran.Index
+			ran.Resumed = append(ran.Resumed, c)
+			c.Start = rec.Time // not when it was asked for: the trace may tell better
+		}
 		if !c.Traced {
 			c.Duration = rec.Time.Sub(c.Start)
 			c.Outcome = inferOutcome(m)
 		}
-		if strings.HasPrefix(m.Content, interruptedPrefix) {
+		if interrupted {
 			// Appended by the next run for a call the last one left open.
 			c.Outcome = OutcomeInterrupted
 			c.Duration = 0
@@ -339,14 +359,15 @@ func (b *builder) modelCall(rec jsonl.Line, turn int, m modelCallRecord) {
 	run := b.currentRun(rec)
 	var t *Turn
 	for i := len(run.Turns) - 1; i >= 0; i-- {
-		if run.Turns[i].N == turn {
+		if run.Turns[i].rec == turn {
 			t = run.Turns[i]
 			break
 		}
 	}
 	if t == nil || t.Model.Traced {
 		// A call that produced no message: it failed.
-		t = &Turn{N: turn, Input: b.pending, Line: rec.Line, Compaction: b.compact}
+		b.turns++
+		t = &Turn{N: b.turns, rec: turn, Input: b.pending, Line: rec.Line, Compaction: b.compact}
 		b.pending, b.compact = nil, nil
 		run.Turns = append(run.Turns, t)
 		b.turn = t
@@ -375,9 +396,15 @@ func (b *builder) finish() *Session {
 	s := b.s
 	if len(b.pending) > 0 && b.run != nil && len(b.run.Turns) == 0 {
 		// A run whose first model call never came back.
-		b.run.Turns = append(b.run.Turns, &Turn{N: 1, Input: b.pending})
+		b.turns++
+		b.run.Turns = append(b.run.Turns, &Turn{N: b.turns, rec: 1, Input: b.pending})
 	}
-	for _, r := range s.Runs {
+	for i, r := range s.Runs {
+		if i > 0 && len(r.Resumed) > 0 {
+			if prev := s.Runs[i-1]; prev.Reason == string(agentrt.StopPending) && r.Start.After(prev.End) {
+				r.Waited = r.Start.Sub(prev.End)
+			}
+		}
 		var sum agentrt.Usage
 		for _, t := range r.Turns {
 			if t.Model != nil {
@@ -392,9 +419,13 @@ func (b *builder) finish() *Session {
 			r.End = s.Updated
 		}
 		if !r.Ended && r.Layer == "" && !(b.running && r == s.LastRun()) {
-			r.Layer = inferStop(r, r.traced)
-			if r.Layer == LayerSuccess {
+			var done bool
+			r.Layer, done = inferStop(r, r.traced)
+			if done {
 				r.Reason = string(agentrt.StopComplete)
+			}
+			if r.Layer == LayerCrash && r.Error == "" {
+				r.Error = "the run has no end record and no process holds the session: the process stopped while it ran"
 			}
 		}
 	}
@@ -402,28 +433,28 @@ func (b *builder) finish() *Session {
 }
 
 // inferStop says how a run without an end record stopped: from a file
-// without trace records, success if its last turn answered without
-// tools; otherwise the process stopped (crash) or still runs.
-func inferStop(r *Run, traced bool) string {
+// without trace records, completed if its last turn answered without
+// tools; otherwise the process stopped (crash) or still runs ("").
+func inferStop(r *Run, traced bool) (layer string, completed bool) {
 	if len(r.Turns) == 0 {
-		return LayerCrash
+		return LayerCrash, false
 	}
 	last := r.Turns[len(r.Turns)-1]
 	if !traced && last.Message != nil && len(last.Calls) == 0 {
-		return LayerSuccess
+		return LayerNone, true
 	}
 	if !traced {
 		for _, c := range last.Calls {
 			if c.Outcome == OutcomePending {
-				return LayerCrash
+				return LayerCrash, false
 			}
 		}
-		return ""
+		return LayerNone, false
 	}
 	for _, c := range last.Calls {
 		if c.Outcome == OutcomePending {
 			c.Outcome = OutcomeInterrupted
 		}
 	}
-	return LayerCrash
+	return LayerCrash, false
 }

@@ -36,7 +36,7 @@ func TestDocExample(t *testing.T) {
 	require.Len(t, s.Runs, 1)
 	r := s.Runs[0]
 	assert.Equal(t, "complete", r.Reason)
-	assert.Equal(t, timeline.LayerSuccess, r.Layer)
+	assert.Equal(t, timeline.LayerNone, r.Layer)
 	require.Len(t, r.Turns, 2)
 	require.Len(t, r.Turns[0].Calls, 2)
 	assert.Equal(t, timeline.OutcomeOK, r.Turns[0].Calls[0].Outcome)

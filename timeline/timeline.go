@@ -5,6 +5,11 @@
 // decision and who made it) and, at the end, the layer that stopped the
 // run.
 //
+// Turns are numbered on across runs. A run's duration is its own time;
+// the time the session waited for a person between a run that left calls
+// pending and the run that resumed them is [Run.Waited]. [Run.Status] and
+// [Session.Verdict] give the words every renderer uses for a stop.
+//
 // It reads every version-1 file. The trace records the runtime writes
 // (model_call, tool_call, run) make the timeline exact; a file written
 // before them still renders, with times taken from its lines' timestamps
@@ -34,7 +39,12 @@ import (
 // [agentrt.Layer] values with the layers of single calls and of a process
 // that died.
 const (
-	LayerSuccess      = "success"      // the run completed
+	// LayerNone: the run completed (or is still going), as
+	// [agentrt.LayerNone]. A run record's "layer":"success", written
+	// before version 2 of the trace, reads as LayerNone.
+	LayerNone = ""
+	// Deprecated: a completed run has no layer; use LayerNone.
+	LayerSuccess      = LayerNone
 	LayerProvider     = "provider"     // the model API failed
 	LayerPlanner      = "planner"      // the planner or compressor failed, or bad output
 	LayerTool         = "tool"         // a tool failed, panicked, timed out or got invalid input
@@ -137,11 +147,19 @@ type Run struct {
 	Ended bool `json:"ended"`
 	// Reason is the stop reason (agentrt.StopReason), "" when not ended.
 	Reason string `json:"reason,omitempty"`
-	// Layer is where the run stopped: LayerSuccess or a failing layer; ""
-	// for a run still going.
-	Layer string `json:"layer"`
-	// Error says why a run that did not complete stopped.
-	Error   string        `json:"error,omitempty"`
+	// Layer is where the run stopped: a failing layer, or LayerNone for
+	// a run that completed or is still going.
+	Layer string `json:"layer,omitempty"`
+	// Error says why a run failed; Detail says why a run that did not
+	// fail stopped where it did (a pending stop, a limit).
+	Error  string `json:"error,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// Waited is how long the session waited for a person before this run
+	// resumed the calls the last run left pending: waiting, not work.
+	Waited time.Duration `json:"waited,omitempty"`
+	// Resumed are the calls of earlier turns this run decided and ran
+	// (agentrt.Agent.Resume). They stay listed in their own turns too.
+	Resumed []*ToolCall   `json:"-"`
 	Turns   []*Turn       `json:"turns"`
 	Usage   agentrt.Usage `json:"usage"`
 	Line    int           `json:"line"` // of the run's first line
@@ -153,9 +171,23 @@ type Run struct {
 	base   int  // the turn of the calls it resumed (Agent.Resume), 0 if none
 }
 
+// Duration is the run's own time, from its start to its end, without the
+// time it waited for a person before (see Waited).
+func (r *Run) Duration() time.Duration {
+	if r.Start.IsZero() || r.End.Before(r.Start) {
+		return 0
+	}
+	return r.End.Sub(r.Start)
+}
+
+// Completed reports whether the run completed.
+func (r *Run) Completed() bool { return r.Reason == string(agentrt.StopComplete) }
+
 // Turn is one planner call and the tool calls it asked for.
 type Turn struct {
-	N int `json:"n"` // the run's turn number, from 1
+	// N numbers the session's turns, from 1, on across runs: the Nth
+	// model call of the session.
+	N int `json:"n"`
 	// Input is the user messages sent before this turn's model call.
 	Input []agentrt.Message `json:"input,omitempty"`
 	Model *ModelCall        `json:"model"`
@@ -166,6 +198,8 @@ type Turn struct {
 	// any.
 	Compaction *agentrt.Compaction `json:"compaction,omitempty"`
 	Line       int                 `json:"line"` // of the assistant message
+
+	rec int // the turn number the run's trace records use
 }
 
 // ModelCall is a turn's planner call, retries included.
@@ -218,15 +252,27 @@ type ToolCall struct {
 	// recorded (a read-only tool allowed by policy).
 	Decision *Decision `json:"decision,omitempty"`
 	// SubAgent is the child session of an agent tool.
-	SubAgent   *SubAgent `json:"sub_agent,omitempty"`
-	TraceID    string    `json:"trace_id,omitempty"`
-	SpanID     string    `json:"span_id,omitempty"`
-	Traced     bool      `json:"traced"`
-	ResultLine int       `json:"result_line,omitempty"`
+	SubAgent *SubAgent `json:"sub_agent,omitempty"`
+	// ResumedIn is the later run that decided and ran the call (the
+	// run that asked for it left it to a person); 0 for the same run.
+	ResumedIn  int    `json:"resumed_in,omitempty"`
+	TraceID    string `json:"trace_id,omitempty"`
+	SpanID     string `json:"span_id,omitempty"`
+	Traced     bool   `json:"traced"`
+	ResultLine int    `json:"result_line,omitempty"`
+
+	run *Run // that asked for it
 }
 
-// Layer is the layer the call failed at, or "".
+// Layer is the layer the call failed at or, for a denied call, the
+// layer whose outcome it is; "" for a call that did not fail.
 func (c *ToolCall) Layer() string { return OutcomeLayer(c.Outcome) }
+
+// DeniedByPerson reports whether a person denied the call: an outcome of
+// the permission layer, not a problem of the run.
+func (c *ToolCall) DeniedByPerson() bool {
+	return c.Outcome == OutcomeDenied && c.Decision != nil && c.Decision.ByPerson()
+}
 
 // Decision is a permission decision on a call.
 type Decision struct {
@@ -235,6 +281,16 @@ type Decision struct {
 	Source string          `json:"source,omitempty"`
 	Input  json.RawMessage `json:"input,omitempty"`
 	Line   int             `json:"line"`
+}
+
+// ByPerson reports whether a person made the decision: its source is
+// not the program's ("policy", "hook").
+func (d *Decision) ByPerson() bool {
+	switch d.Source {
+	case "", "policy", "hook":
+		return false
+	}
+	return true
 }
 
 // SubAgent links a call to the session of the agent it ran.
@@ -265,7 +321,7 @@ func (r *Run) Problems() []Problem {
 			}
 		}
 		for _, c := range t.Calls {
-			if l := c.Layer(); l != "" {
+			if l := c.Layer(); l != "" && !c.DeniedByPerson() {
 				what := c.Error
 				if c.Result != nil {
 					what = c.Result.Content
@@ -285,20 +341,52 @@ func (r *Run) Problems() []Problem {
 }
 
 func (r *Run) stopText() string {
-	s := r.Reason
-	if s == "" {
-		s = "no end record"
-	}
-	if r.Error != "" {
-		s += ": " + r.Error
+	s := r.Status()
+	if d := r.Why(); d != "" {
+		s += ": " + d
 	}
 	return s
 }
 
-// Failed reports whether the run stopped at a layer other than success
-// (a run that left calls to a person, StopPending, did not fail).
+// Why is the run's error, or else the detail of its stop.
+func (r *Run) Why() string {
+	if r.Error != "" {
+		return r.Error
+	}
+	return r.Detail
+}
+
+// Status says in a few words how the run stopped, the same words for
+// every renderer: "completed", "running", "no end record", or the stop
+// reason at its layer ("pending at permission", "max_turns at limit",
+// "error at provider"), or "crashed".
+func (r *Run) Status() string {
+	switch {
+	case r.Layer == LayerCrash:
+		return "crashed"
+	case r.Completed() && r.Layer == LayerNone:
+		return "completed"
+	case r.Layer == LayerNone && r.Reason == "":
+		return "running"
+	}
+	if r.Layer == LayerNone {
+		return r.reason()
+	}
+	return r.reason() + " at " + r.Layer
+}
+
+// reason is the stop reason, or "no end record".
+func (r *Run) reason() string {
+	if r.Reason == "" {
+		return "no end record"
+	}
+	return r.Reason
+}
+
+// Failed reports whether the run stopped at a failing layer (a run that
+// left calls to a person, StopPending, did not fail).
 func (r *Run) Failed() bool {
-	return r.Layer != "" && r.Layer != LayerSuccess && r.Reason != string(agentrt.StopPending)
+	return r.Layer != LayerNone && r.Reason != string(agentrt.StopPending)
 }
 
 // Waiting reports whether the run stopped for a person's decision on
@@ -358,6 +446,16 @@ func (s *Session) FailingLayer() string {
 		return r.FailingLayer()
 	}
 	return ""
+}
+
+// Work is the time the session's runs took, without the time between
+// them; Waited is the part of that gap spent waiting for a person.
+func (s *Session) Work() (work, waited time.Duration) {
+	for _, r := range s.Runs {
+		work += r.Duration()
+		waited += r.Waited
+	}
+	return work, waited
 }
 
 // Turns counts the turns of every run.
@@ -485,4 +583,71 @@ func List(ctx context.Context, dir string) ([]Listed, error) {
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// Verdict says in one line how the session's last run ended and where to
+// look, and the layer to mark it with ("running" for a run in progress,
+// LayerNone for a clean session). Every renderer shows these words.
+func (s *Session) Verdict() (layer, text string) {
+	r := s.LastRun()
+	switch {
+	case r == nil:
+		return LayerNone, "empty session"
+	case s.Running && !r.Ended:
+		return "running", fmt.Sprintf("RUNNING: run %d is in progress", r.Index)
+	case r.Waiting():
+		n := 0
+		for _, t := range r.Turns {
+			for _, c := range t.Calls {
+				if c.Outcome == OutcomePending {
+					n++
+				}
+			}
+		}
+		return r.Layer, fmt.Sprintf("WAITING at the %s layer: run %d left %s to a person (agentrt.Agent.Resume continues it)", r.Layer, r.Index, plural(n, "call"))
+	case r.Failed():
+		return r.Layer, fmt.Sprintf("FAILED at the %s layer (run %d, %s): %s", r.Layer, r.Index, r.reason(), orDash(r.Why()))
+	}
+	head := fmt.Sprintf("%s: run %d %s", strings.ToUpper(r.Status()), r.Index, r.Status())
+	if denied := s.deniedByPeople(); denied > 0 {
+		head += fmt.Sprintf("; a person denied %s", plural(denied, "call"))
+	}
+	f := s.FailingRun()
+	if f == nil {
+		return LayerNone, head
+	}
+	if f != r && f.Failed() {
+		return f.Layer, fmt.Sprintf("%s; run %d had failed at the %s layer (%s): %s", head, f.Index, f.Layer, f.reason(), orDash(f.Why()))
+	}
+	ps := f.Problems()
+	p := ps[len(ps)-1]
+	return p.Layer, fmt.Sprintf("%s, with problems; the last at the %s layer (run %d, turn %d): %s", head, p.Layer, f.Index, p.Turn, p.What)
+}
+
+func (s *Session) deniedByPeople() int {
+	n := 0
+	for _, r := range s.Runs {
+		for _, t := range r.Turns {
+			for _, c := range t.Calls {
+				if c.DeniedByPerson() {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

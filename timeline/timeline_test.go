@@ -29,7 +29,7 @@ func TestOldFile(t *testing.T) {
 
 	r := s.Runs[0]
 	assert.Equal(t, "What is in main.go? Then delete old.go.", r.Input)
-	assert.Equal(t, timeline.LayerSuccess, r.Layer)
+	assert.Equal(t, timeline.LayerNone, r.Layer)
 	assert.Equal(t, "complete", r.Reason)
 	require.Len(t, r.Turns, 2)
 	assert.Equal(t, agentrt.Usage{InputTokens: 412, OutputTokens: 38}, r.Turns[0].Model.Usage)
@@ -124,7 +124,7 @@ func TestAssertionsFail(t *testing.T) {
 	s, err := timeline.Open(context.Background(), "testdata/old.jsonl")
 	require.NoError(t, err)
 	for name, check := range map[string]func(agenttest.TB){
-		"stopped at":    func(tb agenttest.TB) { agenttest.AssertStoppedAt(tb, s, timeline.LayerSuccess) },
+		"stopped at":    func(tb agenttest.TB) { agenttest.AssertStoppedAt(tb, s, timeline.LayerNone) },
 		"failing layer": func(tb agenttest.TB) { agenttest.AssertFailingLayer(tb, s, timeline.LayerTool) },
 		"call outcome":  func(tb agenttest.TB) { agenttest.AssertCallOutcome(tb, s, "call_2", timeline.OutcomeOK) },
 		"no such call":  func(tb agenttest.TB) { agenttest.AssertCallOutcome(tb, s, "call_9", timeline.OutcomeOK) },

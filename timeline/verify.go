@@ -163,16 +163,15 @@ func (v *verifier) line(rec jsonl.Line) {
 	case agentrt.RecordRun:
 		var r runRecord
 		if v.decode(rec, &r) {
-			r.normalize()
 			if r.End.Before(r.Start) || r.Start.IsZero() {
 				v.add(rec.Line, "record", "run record ends (%v) before it starts (%v)", r.End, r.Start)
 			}
-			switch r.Layer {
-			case LayerSuccess, LayerProvider, LayerPlanner, LayerHook, LayerStore, LayerLimit, LayerCancellation, LayerPermission:
+			switch r.layer() {
+			case LayerNone, LayerProvider, LayerPlanner, LayerHook, LayerStore, LayerLimit, LayerCancellation, LayerPermission:
 			default:
 				v.add(rec.Line, "record", "run record with unknown layer %q", r.Layer)
 			}
-			if (r.Layer == LayerSuccess) != (r.Reason == string(agentrt.StopComplete)) {
+			if (r.layer() == LayerNone) != (r.Reason == string(agentrt.StopComplete)) {
 				v.add(rec.Line, "record", "run record with reason %q at layer %q", r.Reason, r.Layer)
 			}
 			if len(v.open) > 0 && r.Reason != string(agentrt.StopPending) {

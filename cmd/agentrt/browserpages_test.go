@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/timeline"
 )
 
@@ -29,6 +33,10 @@ type browserPage struct {
 	Turns  int `json:"turns"`
 	Models int `json:"models"`
 	Tools  int `json:"tools"`
+	// Long marks the long session, whose page draws its turns as the
+	// person scrolls; Size is its size in bytes.
+	Long bool `json:"long,omitempty"`
+	Size int  `json:"size"`
 }
 
 // TestWriteBrowserPages records the sessions of the browser test, renders
@@ -43,6 +51,9 @@ func TestWriteBrowserPages(t *testing.T) {
 	dir, _ := recordAll(t)
 	showcaseDir := t.TempDir()
 	recordShowcase(t, showcaseDir)
+	longDir := t.TempDir()
+	recordLong(t, longDir)
+	hostileDir := recordHostile(t)
 	pages := []struct {
 		dir string
 		browserPage
@@ -52,17 +63,21 @@ func TestWriteBrowserPages(t *testing.T) {
 		{dir, browserPage{ID: "crash", Layer: "crash", Open: "call_1", Input: `"env": "prod"`, Result: "interrupted"}},
 		{dir, browserPage{ID: "hook-block", Layer: "hook", Open: "call_1", Input: "example.com", Result: "no network access", Decision: "denied by hook"}},
 		{showcaseDir, browserPage{ID: "showcase", Layer: "tool", Open: "call_3", Input: `"path": "main_test.go"`, Result: "FAIL"}},
+		{longDir, browserPage{ID: "long", Open: "call_1", Input: `"path": "file0.go"`, Result: "<script>", Long: true}},
+		// Control characters and bidi controls are shown escaped.
+		{hostileDir, browserPage{ID: hostileID, Open: "call_1", Input: `\u202e` + chinese, Result: `\x1b[2J\x1b[H\x1b]52;c;`}},
+		{hostileDir, browserPage{ID: brokenID, Layer: "provider", Open: "call_1", Input: chinese, Result: `检查失败\x1b[31m red \x1b[0m\u009b2J\u202e`}},
 	}
 	var manifest []browserPage
-	for _, p := range pages {
+	for i, p := range pages {
 		s, err := timeline.Load(context.Background(), p.dir, p.ID)
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		require.NoError(t, renderHTML(&buf, s))
-		page := filepath.Join(out, p.ID+".html")
+		page := filepath.Join(out, fmt.Sprintf("page%d.html", i))
 		require.NoError(t, os.WriteFile(page, buf.Bytes(), 0o644))
 		bp := p.browserPage
-		bp.Page = page
+		bp.Page, bp.Size = page, buf.Len()
 		bp.Turns, bp.Models, bp.Tools = countCalls(s)
 		manifest = append(manifest, bp)
 	}
@@ -82,4 +97,65 @@ func countCalls(s *timeline.Session) (turns, models, tools int) {
 		}
 	}
 	return
+}
+
+// Long sessions: longRuns runs of longTurns turns each, every tool result
+// about longResult bytes of text that looks like HTML and script.
+const (
+	longRuns   = 4
+	longTurns  = 500
+	longResult = 2500
+)
+
+// recordLong records the long session "long": 2,000 turns and 5 MB of
+// tool results, by the runtime.
+func recordLong(t *testing.T, dir string) {
+	t.Helper()
+	store, err := agentrt.NewJSONLStore(dir, &agentrt.JSONLOptions{Durability: agentrt.SyncNever})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	line := "<script>alert(1)</script><img src=x onerror=alert(2)> lorem ipsum dolor sit amet, consectetur adipiscing elit\n"
+	read := agentrt.NewTool("read_file", "Read a file.", func(_ context.Context, in pathIn) (string, error) {
+		return in.Path + ":\n" + strings.Repeat(line, longResult/len(line)), nil
+	}, agentrt.ReadOnly())
+	n := 0
+	for r := range longRuns {
+		var steps []agenttest.Step
+		for range longTurns - 1 {
+			steps = append(steps, agenttest.CallTool("read_file", fmt.Sprintf(`{"path":"file%d.go"}`, n)))
+			n++
+		}
+		steps = append(steps, agenttest.Reply(fmt.Sprintf("Read %d files.", n)))
+		ag := &agentrt.Agent{Tools: []agentrt.Tool{read}, Planner: agenttest.Script(steps...), Store: store, MaxTurns: longTurns}
+		runAgent(t, ag, "long", fmt.Sprintf("Read the next %d files (part %d).", longTurns-1, r+1))
+	}
+}
+
+// TestLongSessionPage renders the long session: its turns are numbered
+// on across runs, the page holds 5 MB of content as data, not as HTML, and
+// no "</script" of the content closes the data's script element.
+func TestLongSessionPage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	recordLong(t, dir)
+	s, err := timeline.Load(context.Background(), dir, "long")
+	require.NoError(t, err)
+	require.Len(t, s.Runs, longRuns)
+	n := 0
+	for _, r := range s.Runs {
+		require.True(t, r.Completed(), r.Status())
+		for _, tu := range r.Turns {
+			n++
+			require.Equal(t, n, tu.N, "turn numbers count on across runs")
+		}
+	}
+	require.Equal(t, longRuns*longTurns, n)
+	var buf bytes.Buffer
+	require.NoError(t, renderHTML(&buf, s))
+	page := buf.String()
+	require.Greater(t, len(page), 5<<20, "5 MB of content")
+	require.Equal(t, 2, strings.Count(page, "<script"), "the data and the page's own script, nothing from the content")
+	require.Equal(t, 2, strings.Count(page, "</script"))
+	require.Zero(t, strings.Count(page, "<img"), "content is data, never markup")
+	require.Less(t, strings.Count(page, "<div"), 50, "the turns are not HTML")
 }

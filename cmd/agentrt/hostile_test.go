@@ -145,7 +145,7 @@ func TestShowHostileText(t *testing.T) {
 			require.Equal(t, 0, run(ctx, []string{"show", "-color", color, "-width", "40", filepath.Join(dir, hostileID)}, &out, &errb), errb.String())
 			got := requireTerminalSafe(t, out.String(), color == "always")
 			requireWidth(t, got, 40, 0)
-			require.True(t, strings.HasPrefix(got, "COMPLETED: run 1 succeeded\n"), got)
+			require.True(t, strings.HasPrefix(got, "COMPLETED: run 1 completed\n"), got)
 			require.Contains(t, got, `session 会话\u202ehostile`)
 			require.Regexp(t, `(?m)^    « 完成了。\\x1b\[1A\\x1b\[2K 请读取这个…$`, got, "the reply on one line, escaped and cut by columns")
 			require.Regexp(t, `(?m)^    ✓ write_note call_1 ok`, got)
@@ -226,10 +226,10 @@ func TestLsHostileTitle(t *testing.T) {
 		return cols
 	}
 	head := starts(lines[0])
-	require.Len(t, head, 7, lines[0])
+	require.Len(t, head, 9, lines[0])
 	for _, l := range lines[1:] {
-		require.Equal(t, head, starts(l)[:7], "the columns line up:\n%s", got)
-		title := l[gap.FindAllStringIndex(l, -1)[6][1]:]
+		require.Equal(t, head, starts(l)[:9], "the columns line up:\n%s", got)
+		title := l[gap.FindAllStringIndex(l, -1)[8][1]:]
 		require.LessOrEqual(t, termtext.Width(title), 50, "title %q", title)
 		require.True(t, strings.HasSuffix(title, "…"), "title %q is cut", title)
 		require.True(t, strings.HasPrefix(title, `\x1b]0;pwned\a请读取`) || strings.HasPrefix(title, `请读取`), "title %q", title)

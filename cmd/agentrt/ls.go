@@ -18,13 +18,18 @@ type lsRow struct {
 	Updated time.Time `json:"updated"`
 	Runs    int       `json:"runs"`
 	Turns   int       `json:"turns"`
-	Input   int       `json:"input_tokens"`
-	Output  int       `json:"output_tokens"`
-	Cost    *float64  `json:"cost_usd,omitempty"`
-	Stop    string    `json:"stop"`
-	Layer   string    `json:"failing_layer"`
-	Title   string    `json:"title"`
-	Error   string    `json:"error,omitempty"`
+	// Work and Waited are the runs' own time and the time the session
+	// waited for a person, in milliseconds (timeline.Session.Work).
+	Work   float64  `json:"work_ms"`
+	Waited float64  `json:"waited_ms"`
+	Input  int      `json:"input_tokens"`
+	Output int      `json:"output_tokens"`
+	Cost   *float64 `json:"cost_usd,omitempty"`
+	Stop   string   `json:"stop"`   // the last run's timeline.Run.Status
+	Reason string   `json:"reason"` // and its stop reason
+	Layer  string   `json:"failing_layer"`
+	Title  string   `json:"title"`
+	Error  string   `json:"error,omitempty"`
 }
 
 func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -56,6 +61,8 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		s := l.Session
 		row.Updated, row.Runs, row.Turns = s.Updated, len(s.Runs), s.Turns()
+		work, waited := s.Work()
+		row.Work, row.Waited = ms(work), ms(waited)
 		row.Input, row.Output = s.Usage.InputTokens, s.Usage.OutputTokens
 		if priced {
 			c := float64(row.Input)/1e6**priceIn + float64(row.Output)/1e6**priceOut
@@ -63,12 +70,9 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		row.Stop, row.Layer = "-", "-"
 		if r := s.LastRun(); r != nil {
-			row.Stop = r.Reason
-			switch {
-			case s.Running && !r.Ended:
+			row.Stop, row.Reason = r.Status(), r.Reason
+			if s.Running && !r.Ended {
 				row.Stop = "running"
-			case row.Stop == "":
-				row.Stop = "no end record"
 			}
 			if l := s.FailingLayer(); l != "" {
 				row.Layer = l
@@ -83,7 +87,7 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, rows)
 	}
-	head := []string{"ID", "UPDATED", "RUNS", "TURNS", "TOKENS IN/OUT"}
+	head := []string{"ID", "UPDATED", "RUNS", "TURNS", "WORK", "WAITED", "TOKENS IN/OUT"}
 	if priced {
 		head = append(head, "COST")
 	}
@@ -93,7 +97,11 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if !r.Updated.IsZero() {
 			upd = r.Updated.UTC().Format("2006-01-02 15:04:05")
 		}
-		line := []string{r.ID, upd, strconv.Itoa(r.Runs), strconv.Itoa(r.Turns), fmt.Sprintf("%d/%d", r.Input, r.Output)}
+		waited := "-"
+		if r.Waited > 0 {
+			waited = dur(time.Duration(r.Waited * float64(time.Millisecond)))
+		}
+		line := []string{r.ID, upd, strconv.Itoa(r.Runs), strconv.Itoa(r.Turns), dur(time.Duration(r.Work * float64(time.Millisecond))), waited, fmt.Sprintf("%d/%d", r.Input, r.Output)}
 		if priced {
 			c := "-"
 			if r.Cost != nil {
@@ -144,3 +152,5 @@ func writeTable(w io.Writer, rows [][]string) error {
 	}
 	return nil
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

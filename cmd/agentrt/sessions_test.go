@@ -90,28 +90,28 @@ func runAgent(t *testing.T, ag *agentrt.Agent, id, input string) {
 }
 
 var scenarios = []scenario{
-	{id: "success", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+	{id: "success", layer: "", stopped: timeline.LayerNone, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		p := agenttest.Script(
 			agenttest.CallTool("add", `{"a":2,"b":40}`).WithUsage(agentrt.Usage{InputTokens: 120, OutputTokens: 18}),
 			agenttest.StreamReply("2 + 40 ", "is 42.").WithUsage(agentrt.Usage{InputTokens: 160, OutputTokens: 9, ReasoningTokens: 4, CacheReadTokens: 100}),
 		)
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: described{p}, Store: s}, id, "What is 2+40?")
 	}},
-	{id: "tool-errors", layer: timeline.LayerTool, stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+	{id: "tool-errors", layer: timeline.LayerTool, stopped: timeline.LayerNone, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		p := agenttest.Script(
 			agenttest.CallTools(agenttest.ToolUse("read_file", `{"path":"missing.go"}`), agenttest.ToolUse("add", `{"a":"two"}`)),
 			agenttest.Reply("missing.go does not exist, and I sent add a bad input."),
 		)
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{readTool(), addTool()}, Planner: p, Store: s}, id, "Read missing.go and add two numbers.")
 	}},
-	{id: "denial", layer: timeline.LayerPermission, stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+	{id: "denial", layer: timeline.LayerPermission, stopped: timeline.LayerNone, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		p := agenttest.Script(
 			agenttest.CallTools(agenttest.ToolUse("read_file", `{"path":"main.go"}`), agenttest.ToolUse("delete_file", `{"path":"old.go"}`)),
 			agenttest.Reply("main.go holds an empty program; I was not allowed to delete old.go."),
 		)
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{readTool(), deleteTool()}, Planner: p, Store: s}, id, "What is in main.go? Then delete old.go.")
 	}},
-	{id: "hook-block", layer: timeline.LayerHook, stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+	{id: "hook-block", layer: timeline.LayerHook, stopped: timeline.LayerNone, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		p := agenttest.Script(
 			agenttest.CallTool("fetch", `{"url":"https://example.com"}`),
 			agenttest.Reply("I cannot reach the network here."),
@@ -148,7 +148,7 @@ var scenarios = []scenario{
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: described{p}, Store: s,
 			Retry: agentrt.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}}, id, "What is 2+2?")
 	}},
-	{id: "compaction", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+	{id: "compaction", layer: "", stopped: timeline.LayerNone, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		var steps []agenttest.Step
 		for i := range 4 {
 			steps = append(steps, agenttest.CallTool("read_file", fmt.Sprintf(`{"path":"part%d.go"}`, i)))
@@ -159,7 +159,7 @@ var scenarios = []scenario{
 			Compressor: &summarize.Compressor{Planner: summarizer, Threshold: 400}}
 		runAgent(t, ag, id, "Read part0.go to part3.go.")
 	}},
-	{id: "sub-agent", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+	{id: "sub-agent", layer: "", stopped: timeline.LayerNone, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		child := &agentrt.Agent{Name: "researcher", Tools: []agentrt.Tool{readTool()}, Store: s, Planner: agenttest.Script(
 			agenttest.CallTool("read_file", `{"path":"main.go"}`),
 			agenttest.Reply("main.go declares an empty main function."),
@@ -171,11 +171,11 @@ var scenarios = []scenario{
 		tool := agentrt.AgentTool(child, "researcher", "Reads files and reports.")
 		runAgent(t, &agentrt.Agent{Tools: []agentrt.Tool{tool}, Planner: p, Store: s}, id, "Ask the researcher about main.go.")
 	}},
-	{id: "crash", layer: timeline.LayerCrash, stopped: timeline.LayerSuccess, record: recordCrash},
+	{id: "crash", layer: timeline.LayerCrash, stopped: timeline.LayerNone, record: recordCrash},
 	{id: "pending", layer: timeline.LayerPermission, stopped: timeline.LayerPermission, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		runAgent(t, approvalAgent(s, agenttest.Script(agenttest.CallTool("delete_file", `{"path":"old.go"}`))), id, "Delete old.go.")
 	}},
-	{id: "approved", layer: "", stopped: timeline.LayerSuccess, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
+	{id: "approved", layer: "", stopped: timeline.LayerNone, record: func(t *testing.T, s *agentrt.JSONLStore, id string) {
 		ag := approvalAgent(s, agenttest.Script(
 			agenttest.CallTool("delete_file", `{"path":"old.go"}`),
 			agenttest.Reply("Deleted old.go, as you approved."),

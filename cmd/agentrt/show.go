@@ -24,7 +24,7 @@ var errUsage = errors.New("usage")
 type textOptions struct {
 	full  bool // whole messages, no cutting
 	run   int  // only this run (0: all)
-	turn  int  // only this turn (0: all)
+	turn  int  // only this turn of the session (0: all)
 	width int  // cut lines to this many columns (0: no cut)
 	color bool
 }
@@ -55,7 +55,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 func (o *textOptions) flags(fs *flag.FlagSet, color *string) {
 	fs.BoolVar(&o.full, "full", false, "show whole messages, inputs and results")
 	fs.IntVar(&o.run, "run", 0, "show only run R")
-	fs.IntVar(&o.turn, "turn", 0, "show only turn N (of each run shown)")
+	fs.IntVar(&o.turn, "turn", 0, "show only turn N (turns are numbered on across the session's runs)")
 	fs.IntVar(&o.width, "width", 0, "cut lines to N columns (default: the terminal's width)")
 	fs.StringVar(color, "color", "auto", "colours: auto (on a terminal), always or never")
 }
@@ -253,7 +253,7 @@ func plural(n int, one string) string {
 
 func layerStyle(layer string) string {
 	switch layer {
-	case "", timeline.LayerSuccess:
+	case timeline.LayerNone:
 		return sGreen
 	case timeline.LayerPermission, timeline.LayerHook, timeline.LayerLimit, timeline.LayerCancellation:
 		return sYellow
@@ -274,39 +274,16 @@ func outcomeMark(o string) (mark, st string) {
 }
 
 // headline says, in one line, how the session's last run ended and where
-// to look.
+// to look (timeline.Session.Verdict), with its style.
 func headline(s *timeline.Session) (style, text string) {
-	r := s.LastRun()
+	layer, text := s.Verdict()
 	switch {
-	case r == nil:
-		return sDim, "empty session"
-	case s.Running && !r.Ended:
-		return sCyan, "RUNNING: run " + strconv.Itoa(r.Index) + " is in progress"
-	case r.Waiting():
-		n := 0
-		for _, t := range r.Turns {
-			for _, c := range t.Calls {
-				if c.Outcome == timeline.OutcomePending {
-					n++
-				}
-			}
-		}
-		return sYellow + sBold, fmt.Sprintf("WAITING at the permission layer: run %d left %s to a person (agentrt.Agent.Resume continues it)", r.Index, plural(n, "call"))
+	case s.LastRun() == nil:
+		return sDim, text
+	case layer == "running":
+		return sCyan, text
 	}
-	f := s.FailingRun()
-	prefix := ""
-	if f != nil && f != r {
-		prefix = fmt.Sprintf("LAST RUN (%d) COMPLETED; ", r.Index)
-	}
-	switch {
-	case f == nil:
-		return sGreen + sBold, "COMPLETED: run " + strconv.Itoa(r.Index) + " succeeded"
-	case f.Failed():
-		return layerStyle(f.Layer) + sBold, fmt.Sprintf("%sFAILED at the %s layer (run %d, %s): %s", prefix, f.Layer, f.Index, orDash(f.Reason), orDash(f.Error))
-	}
-	ps := f.Problems()
-	p := ps[len(ps)-1]
-	return layerStyle(p.Layer) + sBold, fmt.Sprintf("%sCOMPLETED with problems; the last at the %s layer (run %d, turn %d): %s", prefix, p.Layer, f.Index, p.Turn, p.What)
+	return layerStyle(layer) + sBold, text
 }
 
 func orDash(s string) string {
@@ -325,8 +302,8 @@ func renderText(w io.Writer, s *timeline.Session, o textOptions) error {
 	p.o.width = 0 // the headline is never cut
 	p.line(0, st, head)
 	p.o.width = o.width
-	meta := fmt.Sprintf("created %s · %s · %s · tokens %s", s.Created.UTC().Format("2006-01-02 15:04:05"),
-		plural(len(s.Runs), "run"), plural(s.Turns(), "turn"), tokens(s.Usage.InputTokens, s.Usage.OutputTokens))
+	meta := fmt.Sprintf("created %s · %s · %s · %s · tokens %s", s.Created.UTC().Format("2006-01-02 15:04:05"),
+		plural(len(s.Runs), "run"), plural(s.Turns(), "turn"), workText(s, pdur), tokens(s.Usage.InputTokens, s.Usage.OutputTokens))
 	if !s.Traced {
 		meta += " · no trace records (times from line timestamps)"
 	}
@@ -341,18 +318,28 @@ func renderText(w io.Writer, s *timeline.Session, o textOptions) error {
 	return p.err
 }
 
+// workText says how long the session's runs worked and waited for a
+// person, as every renderer does, with d formatting a duration.
+func workText(s *timeline.Session, d func(time.Duration) string) string {
+	work, waited := s.Work()
+	text := d(work) + " of work"
+	if waited > 0 {
+		text += ", " + d(waited) + " waiting for a person"
+	}
+	return text
+}
+
 func renderRun(p *printer, s *timeline.Session, r *timeline.Run) {
-	state := r.Reason
-	if state == "" {
-		state = "no end record"
+	status := r.Status()
+	head := []string{sBold, fmt.Sprintf("run %d", r.Index), sDim, fmt.Sprintf(" · %s · %s · %s · ", r.Start.UTC().Format("15:04:05"), plural(len(r.Turns), "turn"), pdur(r.Duration()))}
+	if r.Waited > 0 {
+		head = append(head, sCyan, "waited "+dur(r.Waited)+" for a person", sDim, " · ")
 	}
-	layer := r.Layer
-	status := state + " at " + layer
-	if layer == "" {
-		status = "running"
+	p.line(0, append(head, layerStyle(r.Layer), status, sDim, " · tokens "+tokens(r.Usage.InputTokens, r.Usage.OutputTokens))...)
+	for _, c := range r.Resumed {
+		mark, st := outcomeMark(c.Outcome)
+		p.line(2, sCyan, "↻ resumed ", st, mark+" ", sBold, c.Tool, sDim, " "+c.ID+" of turn "+strconv.Itoa(turnOf(s, c))+" ", st, c.Outcome, sDim, decidedBy(c, false)+" "+pdur(c.Duration))
 	}
-	p.line(0, sBold, fmt.Sprintf("run %d", r.Index), sDim, fmt.Sprintf(" · %s · %s · %s · ", r.Start.UTC().Format("15:04:05"), plural(len(r.Turns), "turn"), pdur(r.End.Sub(r.Start))),
-		layerStyle(r.Layer), status, sDim, " · tokens "+tokens(r.Usage.InputTokens, r.Usage.OutputTokens))
 	for _, t := range r.Turns {
 		if p.o.turn != 0 && t.N != p.o.turn {
 			continue
@@ -360,13 +347,44 @@ func renderRun(p *printer, s *timeline.Session, r *timeline.Run) {
 		renderTurn(p, s, t)
 	}
 	if r.Ended || r.Layer != "" {
-		end := fmt.Sprintf("■ end: %s at %s", state, layer)
-		if r.Error != "" {
-			p.block(2, layerStyle(r.Layer), end+": ", r.Error)
+		end := "■ end: " + status
+		if why := r.Why(); why != "" {
+			p.block(2, layerStyle(r.Layer), end+": ", why)
 		} else {
 			p.line(2, layerStyle(r.Layer), end)
 		}
 	}
+}
+
+// turnOf returns the number of the turn that asked for c.
+func turnOf(s *timeline.Session, c *timeline.ToolCall) int {
+	for _, r := range s.Runs {
+		for _, t := range r.Turns {
+			for _, tc := range t.Calls {
+				if tc == c {
+					return t.N
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// decidedBy says who allowed or denied c, and, with inRun, in which run
+// when a later one did.
+func decidedBy(c *timeline.ToolCall, inRun bool) string {
+	d := c.Decision
+	if d == nil {
+		return ""
+	}
+	who := " by " + orDash(d.Source)
+	if d.Allow {
+		who = " (allowed by " + orDash(d.Source) + ")"
+	}
+	if inRun && c.ResumedIn > 0 {
+		who += " in run " + strconv.Itoa(c.ResumedIn)
+	}
+	return who
 }
 
 func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
@@ -428,15 +446,7 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 
 func renderCall(p *printer, s *timeline.Session, c *timeline.ToolCall) {
 	mark, st := outcomeMark(c.Outcome)
-	who := ""
-	if d := c.Decision; d != nil {
-		if d.Allow {
-			who = " (allowed by " + orDash(d.Source) + ")"
-		} else {
-			who = " by " + orDash(d.Source)
-		}
-	}
-	parts := []string{st, mark + " ", sBold, c.Tool, sDim, " " + c.ID + " ", st, c.Outcome, sDim, who + " " + pdur(c.Duration) + " "}
+	parts := []string{st, mark + " ", sBold, c.Tool, sDim, " " + c.ID + " ", st, c.Outcome, sDim, decidedBy(c, true) + " " + pdur(c.Duration) + " "}
 	if !p.o.full {
 		parts = append(parts, "", oneLine(string(c.Input)))
 		if c.Result != nil {
@@ -460,7 +470,7 @@ func renderCall(p *printer, s *timeline.Session, c *timeline.ToolCall) {
 		text := "↳ sub-agent " + sa.Agent + ": session " + sa.SessionID
 		if child, err := timeline.Load(context.Background(), filepath.Dir(s.File), sa.SessionID); err == nil {
 			if r := child.LastRun(); r != nil {
-				text += fmt.Sprintf(" · %s · %s at %s", plural(child.Turns(), "turn"), orDash(r.Reason), orDash(r.Layer))
+				text += fmt.Sprintf(" · %s · %s", plural(child.Turns(), "turn"), r.Status())
 			}
 		}
 		p.line(6, sCyan, text)

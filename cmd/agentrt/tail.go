@@ -82,6 +82,7 @@ var (
 	turnRE   = regexp.MustCompile(`^  turn (\d+) ·`)
 	callRE   = regexp.MustCompile(`^    [✓✗⊘…] \S+ (\S+) (\w+)`) // mark, tool, id, outcome
 	retryRE  = regexp.MustCompile(`^    ↻ attempt (\d+)`)
+	resumeRE = regexp.MustCompile(`^  ↻ resumed [✓✗⊘…] \S+ (\S+) of turn \d+ (\w+)`) // id, outcome
 	endLineR = regexp.MustCompile(`^  ■ end:`)
 )
 
@@ -106,6 +107,9 @@ func lineKey(i int, l string, run *string) (key string, update bool) {
 	}
 	if m := retryRE.FindStringSubmatch(l); m != nil {
 		return *run + " retry " + m[1], false
+	}
+	if m := resumeRE.FindStringSubmatch(l); m != nil {
+		return *run + " resumed " + m[1] + " " + m[2], false
 	}
 	if m := callRE.FindStringSubmatch(l); m != nil {
 		// Once per outcome: the times of a call change when its trace

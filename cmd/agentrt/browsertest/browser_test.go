@@ -101,6 +101,8 @@ type browserPage struct {
 	Turns    int    `json:"turns"`
 	Models   int    `json:"models"`
 	Tools    int    `json:"tools"`
+	Long     bool   `json:"long"`
+	Size     int    `json:"size"`
 }
 
 // writePages records the test sessions and renders their pages, by
@@ -118,7 +120,7 @@ func writePages(t *testing.T) []browserPage {
 	require.NoError(t, err, "%s", out)
 	var pages []browserPage
 	require.NoError(t, json.Unmarshal(data, &pages))
-	require.Len(t, pages, 5)
+	require.Len(t, pages, 8)
 	return pages
 }
 
@@ -129,6 +131,10 @@ func writePages(t *testing.T) []browserPage {
 func TestHTMLInBrowser(t *testing.T) {
 	ctx, requests := browser(t)
 	for _, tc := range writePages(t) {
+		if tc.Long {
+			t.Run(tc.ID, func(t *testing.T) { longPage(t, ctx, tc) })
+			continue
+		}
 		t.Run(tc.ID, func(t *testing.T) {
 			page, turns, models, tools := tc.Page, tc.Turns, tc.Models, tc.Tools
 			require.NotZero(t, turns)
@@ -144,8 +150,9 @@ func TestHTMLInBrowser(t *testing.T) {
 			// Expand the call by clicking it: its input, result and decision
 			// become visible.
 			sel := fmt.Sprintf(`details.call[data-id=%q]`, tc.Open)
-			visible := fmt.Sprintf(`document.querySelector(%q).querySelector("pre.input").checkVisibility()`, sel)
+			visible := fmt.Sprintf(`(p => p != null && p.checkVisibility())(document.querySelector(%q).querySelector("pre.input"))`, sel)
 			require.False(t, eval[bool](t, ctx, visible), "collapsed at first")
+			require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("details.call .body").length`), "details are built when opened")
 			require.NoError(t, chromedp.Do(ctx,
 				chromedp.Click(chromedp.CSS(sel+" > summary")),
 				chromedp.WaitVisible(chromedp.CSS(sel+" pre.input")),
@@ -166,6 +173,15 @@ func TestHTMLInBrowser(t *testing.T) {
 			if tc.ID == "showcase" {
 				saveScreenshot(t, ctx)
 			}
+
+			// Every call open: no control character or bidi control reaches
+			// the text a person reads, and nothing the content holds became
+			// markup.
+			eval[bool](t, ctx, `document.getElementById("expand").click(), true`)
+			require.Equal(t, eval[int](t, ctx, `document.querySelectorAll("details.call").length`), eval[int](t, ctx, `document.querySelectorAll("details.call[open] > .body").length`))
+			require.False(t, eval[bool](t, ctx, `/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(document.body.innerText)`), "a control character in the page's text")
+			require.Equal(t, 2, eval[int](t, ctx, `document.scripts.length`))
+			require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("[src],[href],link,img,iframe,object,embed").length`))
 		})
 	}
 	for _, u := range requests() {
@@ -193,4 +209,83 @@ func saveScreenshot(t *testing.T, ctx context.Context) {
 	if os.Getenv("AGENTRT_UPDATE_SCREENSHOT") != "" {
 		require.NoError(t, os.WriteFile(filepath.Join("..", "testdata", "screenshot.png"), png, 0o644))
 	}
+}
+
+// The targets for the page of a long session (2,000 turns, 5 MB).
+const (
+	maxFirstRender = time.Second
+	maxNodes       = 5000
+	maxExpandAll   = time.Second
+)
+
+// longPage opens the page of a session of 2,000 turns and 5 MB and
+// measures it: the time to its first render, its DOM nodes before the
+// person opens anything, and "Expand all". It logs the figures.
+func longPage(t *testing.T, ctx context.Context, tc browserPage) {
+	require.GreaterOrEqual(t, tc.Turns, 2000)
+	require.Greater(t, tc.Size, 5<<20)
+	start := time.Now()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+tc.Page), chromedp.WaitReady(chromedp.CSS(".turn"))))
+	wall := time.Since(start)
+	ms := func(expr string) time.Duration {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[float64](expr, chromedp.EvalAwaitPromise))
+		require.NoError(t, err, expr)
+		return time.Duration(v * float64(time.Millisecond))
+	}
+	drawn := ms(`performance.getEntriesByName("agentrt-drawn")[0].startTime`)
+	paint := ms(`(performance.getEntriesByName("first-contentful-paint")[0] || {startTime: 0}).startTime`)
+	load := ms(`performance.getEntriesByType("navigation")[0].loadEventEnd`)
+	nodes := eval[int](t, ctx, countNodes)
+	turns := eval[int](t, ctx, `document.querySelectorAll(".turn").length`)
+	t.Logf("long page: %d turns, %.1f MB; first render (turns drawn) %v, first contentful paint %v, load event %v, navigation to drawn (wall) %v; %d DOM nodes, %d turns drawn",
+		tc.Turns, float64(tc.Size)/(1<<20), drawn.Round(time.Millisecond), paint.Round(time.Millisecond), load.Round(time.Millisecond), wall.Round(time.Millisecond), nodes, turns)
+	require.Less(t, drawn, maxFirstRender, "first render")
+	require.NotZero(t, paint, "a first contentful paint")
+	require.Less(t, paint, maxFirstRender, "first contentful paint")
+	require.Less(t, nodes, maxNodes, "DOM nodes before anything is opened")
+	require.Less(t, turns, tc.Turns, "not every turn is drawn at first")
+	require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("details.call .body").length`), "no details built before one is opened")
+
+	// A call opens on a click and shows its result as text.
+	sel := fmt.Sprintf(`details.call[data-id=%q]`, tc.Open)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel+" > summary")), chromedp.WaitVisible(chromedp.CSS(sel+" pre.result"))))
+	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel+" pre.result")))
+	require.NoError(t, err)
+	require.Contains(t, result, tc.Result)
+
+	// Scrolling to the end draws the next turns.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, document.body.scrollHeight), true`))
+	require.NoError(t, err)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll(".turn").length > %d`, turns)))
+	require.NoError(t, err)
+
+	// Expand all: every call drawn opens with its details.
+	expand := ms(timed(`document.getElementById("expand").click()`))
+	opened := eval[int](t, ctx, `document.querySelectorAll("details.call[open] > .body").length`)
+	drawnCalls := eval[int](t, ctx, `document.querySelectorAll("details.call").length`)
+	nodes = eval[int](t, ctx, countNodes)
+	t.Logf("long page: Expand all %v (%d calls opened, %d DOM nodes after)", expand.Round(time.Millisecond), opened, nodes)
+	require.Equal(t, drawnCalls, opened)
+	require.Less(t, expand, maxExpandAll, "Expand all")
+
+	// Turns drawn after Expand all come open; drawing the rest, chunk by
+	// chunk, is measured and logged, as a person scrolling to the end.
+	more := ms(timed(`document.querySelector("button.more").click()`))
+	require.Equal(t, eval[int](t, ctx, `document.querySelectorAll("details.call").length`), eval[int](t, ctx, `document.querySelectorAll("details.call[open] > .body").length`))
+	all := ms(timed(`while (document.querySelector("button.more")) document.querySelector("button.more").click()`))
+	nodes = eval[int](t, ctx, countNodes)
+	t.Logf("long page: next 40 turns, expanded: %v; every turn drawn and expanded: %v, %d DOM nodes", more.Round(time.Millisecond), all.Round(time.Millisecond), nodes)
+	require.Equal(t, tc.Turns, eval[int](t, ctx, `document.querySelectorAll(".turn").length`))
+	require.Equal(t, 2, eval[int](t, ctx, `document.scripts.length`), "no script element came from the content")
+	require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("img,iframe,object,embed,[src],[href]").length`), "no element came from the content")
+}
+
+// countNodes counts every node of the document, text nodes too.
+const countNodes = `(() => { let n = 1; const w = document.createTreeWalker(document, NodeFilter.SHOW_ALL); while (w.nextNode()) n++; return n; })()`
+
+// timed returns an expression that runs stmt and returns, in
+// milliseconds, the time until the page has laid out and painted after it.
+func timed(stmt string) string {
+	return `(async () => { const t = performance.now(); ` + stmt + `; document.body.offsetHeight;
+		await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0))); return performance.now() - t; })()`
 }
