@@ -22,14 +22,17 @@ func Timeline(t TB, store *agentrt.JSONLStore, sessionID string) *timeline.Sessi
 }
 
 // AssertStoppedAt checks that the session's last run ended at layer, one
-// of the timeline.Layer constants (timeline.LayerSuccess for a run that
-// completed), and says what the timeline shows when it did not.
+// of the timeline.Layer constants (timeline.LayerNone for a run that
+// completed, timeline.LayerCrash for one cut short), and says what the
+// timeline shows when it did not. A run still going stopped at no layer.
 func AssertStoppedAt(t TB, s *timeline.Session, layer string) {
 	t.Helper()
 	r := s.LastRun()
 	switch {
 	case r == nil:
 		t.Errorf("agenttest: session %q has no run; want one that stopped at the %s layer", s.ID, layer)
+	case r.Layer == "" && r.Reason != string(agentrt.StopComplete):
+		t.Errorf("agenttest: session %q: run %d has not ended (%s); want one that stopped at the %q layer", s.ID, r.Index, r.Status(), layer)
 	case r.Layer != layer:
 		t.Errorf("agenttest: session %q: run %d stopped at the %q layer (%s: %s); want %q", s.ID, r.Index, r.Layer, r.Reason, r.Error, layer)
 	}

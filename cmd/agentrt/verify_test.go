@@ -116,7 +116,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 		{name: "decision names another tool", file: join(renumber(replaceLine(good, 6, `"tool":"delete_file"`, `"tool":"read_file"`))), line: 6, rule: "record", text: `names tool "read_file" for "call_2"`},
 		{name: "trace of a call before its result", file: join(renumber(moveLine(good, 8, 5))), line: 5, rule: "record", text: "before its result"},
 		{name: "unknown outcome", file: join(renumber(replaceLine(good, 8, `"outcome":"denied"`, `"outcome":"meh"`))), line: 8, rule: "record", text: `outcome "meh"`},
-		{name: "run at an unknown layer", file: join(renumber(replaceLine(good, 10, `"layer":"success"`, `"layer":"moon"`))), line: 10, rule: "record", text: `unknown layer "moon"`},
+		{name: "run at an unknown layer", file: join(renumber(replaceLine(good, 10, `"reason":"complete"`, `"reason":"complete","layer":"moon"`))), line: 10, rule: "record", text: `unknown layer "moon"`},
 		{name: "run that ends before it starts", file: join(renumber(replaceLine(good, 10, `"end":"`, `"end":"2001-01-01T00:00:00Z","x":"`))), line: 10, rule: "record", text: "before it starts"},
 		{name: "turn of the wrong type", file: join(renumber(replaceLine(good, 4, `"turn":1`, `"turn":"one"`))), line: 4, rule: "record", text: "does not decode"},
 		{name: "usage of turn 0", file: join(renumber(insertLine(good, 5, `{"kind":"usage","seq":4,"ts":"2026-05-01T09:00:24Z","data":{"turn":0,"usage":{"input_tokens":1,"output_tokens":1}}}`))), line: 5, rule: "record", text: "turn 0"},
