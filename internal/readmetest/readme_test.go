@@ -1,5 +1,5 @@
 // Package readmetest keeps the README honest: every Go code block in
-// README.md must appear in a function of blocks_test.go, which is compiled
+// README.md and docs/*.md must appear in a function of blocks_test.go, which is compiled
 // with the tests and run (TestREADMEBlocksRun), and every exported
 // identifier of the library packages has a doc comment.
 package readmetest
@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,32 +52,42 @@ func blockFuncs(t *testing.T, file string) map[string]string {
 	return funcs
 }
 
-// TestREADMEBlocksCompile checks that each Go block of README.md is in a
-// function of blocks_test.go (so it compiles) that readmeRuns runs.
+// TestREADMEBlocksCompile checks that each Go block of README.md and of
+// the pages of docs/ is in a function of blocks_test.go (so it compiles)
+// that readmeRuns runs.
 func TestREADMEBlocksCompile(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	funcs := blockFuncs(t, "blocks_test.go")
-	blocks := goBlock.FindAllStringSubmatch(string(readme), -1)
-	if len(blocks) < 5 {
-		t.Fatalf("found %d Go blocks in README.md; the pattern is broken", len(blocks))
-	}
-	for i, b := range blocks {
-		block := normalize(b[1])
-		var in []string
-		for name, body := range funcs {
-			if strings.Contains(body, block) {
-				in = append(in, name)
+	total := 0
+	for _, page := range append([]string{"../../README.md"}, pages...) {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(page, "../../")
+		blocks := goBlock.FindAllStringSubmatch(string(text), -1)
+		total += len(blocks)
+		for i, b := range blocks {
+			block := normalize(b[1])
+			var in []string
+			for name, body := range funcs {
+				if strings.Contains(body, block) {
+					in = append(in, name)
+				}
+			}
+			switch {
+			case len(in) == 0:
+				t.Errorf("%s Go block %d is not in a function of blocks_test.go (so it is neither compiled nor run):\n%s", name, i+1, b[1])
+			case !runs(in):
+				t.Errorf("%s Go block %d is in %v, which readmeRuns does not run", name, i+1, in)
 			}
 		}
-		switch {
-		case len(in) == 0:
-			t.Errorf("README.md Go block %d is not in a function of blocks_test.go (so it is neither compiled nor run):\n%s", i+1, b[1])
-		case !runs(in):
-			t.Errorf("README.md Go block %d is in %v, which readmeRuns does not run", i+1, in)
-		}
+	}
+	if total < 10 {
+		t.Fatalf("found %d Go blocks in README.md and docs/; the pattern is broken", total)
 	}
 }
 
