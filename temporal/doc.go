@@ -86,7 +86,9 @@
 //
 // An approval is an [agentrt.Decision], the value agentrt.Agent.Resume
 // takes in-process: allow, deny with a reason, allow with an edited input
-// (decoded and validated again by the tool), and remember the decision
+// (decoded and validated again by the tool, and decided again by the
+// checker in the decide activity, which sees agentrt.ToolCall.EditedBy),
+// and remember the decision
 // for the session (Always, optionally for any tool and an input pattern).
 // Remembered decisions ([Rule]) are shown as PermissionDecision events
 // with Source "remembered", kept in [State] and [Result], and carried to
