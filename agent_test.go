@@ -330,7 +330,14 @@ func TestRunMaxTurns(t *testing.T) {
 			assert.Equal(t, "best effort: 4", done.FinalText)
 			assert.Equal(t, 4, done.Turns)
 			last := script.Requests()[3]
-			assert.Contains(t, last.System, "Do not call any tool")
+			prev := script.Requests()[2]
+			assert.Equal(t, prev.System, last.System, "the note does not touch the system prompt (the prompt cache)")
+			note := last.Messages[len(last.Messages)-1]
+			assert.Equal(t, agentrt.RoleUser, note.Role)
+			assert.Contains(t, note.Content, "Do not call any tool")
+			for _, m := range msgs {
+				assert.NotContains(t, m.Content, "Do not call any tool", "the note is the request's, not the session's")
+			}
 		}
 	}
 }

@@ -104,7 +104,10 @@ func (d *durableLoop) Begin(history []Message, input string) ([]Message, error) 
 // Compressor runs in Plan), the tools, and, for the final answer after a
 // limit, no tools and the instruction to answer now. Its Messages must not
 // be modified.
-func (d *durableLoop) Request() *ModelRequest { return d.l.request() }
+func (d *durableLoop) Request() *ModelRequest {
+	n := len(d.l.history)
+	return d.l.request(d.l.history[:n:n])
+}
 
 // Accept takes the planner's response and returns the assistant message to
 // store (every tool_use with an id unique in the session and a valid JSON

@@ -78,15 +78,17 @@ func (l *loop) begin(stored []Message, input string) (repairs []Message, user Me
 // add records a message that is now in the session.
 func (l *loop) add(m Message) { l.history = append(l.history, m) }
 
-// request returns a new request for the next planner call. The caller
-// owns it.
-func (l *loop) request() *ModelRequest {
-	n := len(l.history)
+// request returns a new request for the next planner call, with the
+// messages view (the history, or the Compressor's view of it). The caller
+// owns it. After a limit, a note asks for the final answer; it goes after
+// the messages, not into the system prompt, so that the request still
+// begins as the one before it did (the prompt cache, docs/caching.md).
+func (l *loop) request(view []Message) *ModelRequest {
 	req := &ModelRequest{
 		SessionID: l.sessionID,
 		Turn:      l.turn,
 		System:    l.p.instructions,
-		Messages:  l.history[:n:n],
+		Messages:  view,
 		Tools:     l.p.specs,
 	}
 	if o := l.output; o != nil {
@@ -94,11 +96,16 @@ func (l *loop) request() *ModelRequest {
 		req.ResponseSchema = o.schema
 	}
 	if l.limit != nil {
-		req.System += "\n\nThis run has reached a limit and is about to stop: " + l.limit.why +
-			" Do not call any tool. Answer the user now, as well as you can with what you have found so far, and say what is left undone."
+		req.Messages = append(view[:len(view):len(view)], NewUserMessage(limitNote(l.limit.why)))
 		req.ToolChoice = ToolChoice{Mode: "none"}
 	}
 	return req
+}
+
+// limitNote is the runtime's note of the last planner call after a limit.
+func limitNote(why string) string {
+	return "This run has reached a limit and is about to stop: " + why +
+		" Do not call any tool. Answer the user now, as well as you can with what you have found so far, and say what is left undone."
 }
 
 // accept takes the planner's response and returns the assistant message

@@ -20,8 +20,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 	compacted := false
 	for attempt := 1; ; attempt++ {
 		// A fresh request per attempt: the planner and hooks may keep it.
-		req := r.l.request()
-		req.Messages = view
+		req := r.l.request(view)
 		req.OnText = r.onText
 		resp, layer, planErr, fatal, live := r.planAttempt(req)
 		if fatal != nil {
