@@ -190,3 +190,34 @@ func TestResponsesHTTPErrors(t *testing.T) {
 	assert.Equal(t, "rate_limit_exceeded", pe.Code)
 	assert.Equal(t, 1, srv.count())
 }
+
+// With PreviousResponseID, responses are stored and a follow-up sends
+// only what came after the answer it chains on; another planner (a new
+// process) sends the whole history again.
+func TestResponsesPreviousResponseID(t *testing.T) {
+	t.Parallel()
+	srv := newReplay(t, reply{body: rfixture(t, "reasoning-summary-tool-call.response.json")},
+		reply{body: rfixture(t, "reasoning-summary-tool-result-followup.response.json")})
+	opts := &openai.ResponsesOptions{PreviousResponseID: true}
+	p := srv.responses(opts)
+	req := responsesWeatherRequest()
+	first, err := p.Plan(context.Background(), req)
+	require.NoError(t, err)
+	body := srv.request(0).Body
+	assert.Equal(t, true, body["store"])
+	assert.NotContains(t, body, "previous_response_id")
+
+	req.Messages = append(req.Messages, first.Message, agentrt.NewToolMessage("call_4QfIn5gPKIOWzKqBb5D2uuh4", "40 C", false))
+	_, err = p.Plan(context.Background(), req)
+	require.NoError(t, err)
+	body = srv.request(1).Body
+	assert.Equal(t, "resp_0d8949369356df9a016a3c12432020819c956937a00dcc1a84", body["previous_response_id"])
+	jsonEq(t, `[{"type":"function_call_output","call_id":"call_4QfIn5gPKIOWzKqBb5D2uuh4","output":"40 C"}]`, body["input"])
+	assert.Equal(t, "You are a helpful assistant", body["instructions"], "instructions are not carried over by the API: sent every time")
+
+	_, err = srv.responses(opts).Plan(context.Background(), req)
+	require.NoError(t, err)
+	body = srv.request(2).Body
+	assert.NotContains(t, body, "previous_response_id")
+	assert.Len(t, body["input"], 4)
+}
