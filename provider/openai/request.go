@@ -301,10 +301,16 @@ func (p *Provider) tool(t agentrt.ToolSpec) (oai.ChatCompletionToolUnionParam, e
 
 // schema returns the schema to send and whether it is strict.
 func (p *Provider) schema(s json.RawMessage) (json.RawMessage, bool) {
+	return schemaFor(s, p.opts.DisableStrict)
+}
+
+// schemaFor returns the schema to send, rewritten for strict mode unless
+// disableStrict or the schema cannot be, and whether it is strict.
+func schemaFor(s json.RawMessage, disableStrict bool) (json.RawMessage, bool) {
 	if len(bytes.TrimSpace(s)) == 0 {
 		s = emptyParameters
 	}
-	if p.opts.DisableStrict {
+	if disableStrict {
 		return s, false
 	}
 	strict, err := strictSchema(s)

@@ -221,3 +221,27 @@ func TestResponsesPreviousResponseID(t *testing.T) {
 	assert.NotContains(t, body, "previous_response_id")
 	assert.Len(t, body["input"], 4)
 }
+
+// Only the Responses API's own reasoning goes back: a reasoning item
+// without summary is sent with "summary": []; thinking of another vendor,
+// of Chat Completions (Provider "openai"), or without encrypted content
+// (nothing stored to find it by id) is not sent.
+func TestResponsesThinkingSentBack(t *testing.T) {
+	t.Parallel()
+	srv := newReplay(t, reply{body: rfixture(t, "pdf-input-file.json")})
+	_, err := srv.responses(nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+		agentrt.NewUserMessage("hi"),
+		agentrt.NewAssistantMessage(
+			agentrt.Block{Type: agentrt.BlockThinking, ID: "rs_1", Signature: []byte("enc"), Provider: "openai-responses"},
+			agentrt.Block{Type: agentrt.BlockThinking, ID: "rs_2", Text: "no content", Provider: "openai-responses"},
+			agentrt.Block{Type: agentrt.BlockThinking, Text: "deepseek", Provider: "openai"},
+			agentrt.Block{Type: agentrt.BlockThinking, Text: "claude", Signature: []byte("sig"), Provider: "anthropic"},
+			agentrt.TextBlock("yo")),
+		agentrt.NewUserMessage("again"),
+	}})
+	require.NoError(t, err)
+	jsonEq(t, `[{"role":"user","content":[{"type":"input_text","text":"hi"}]},
+		{"type":"reasoning","id":"rs_1","encrypted_content":"enc","summary":[]},
+		{"role":"assistant","content":"yo"},
+		{"role":"user","content":[{"type":"input_text","text":"again"}]}]`, srv.request(0).Body["input"])
+}

@@ -42,7 +42,7 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 	params.Input.OfInputItemList = input
 
 	for _, t := range req.Tools {
-		s, strict := strictOrNot(t.InputSchema, r.opts.DisableStrict)
+		s, strict := schemaFor(t.InputSchema, r.opts.DisableStrict)
 		ps, err := parameters(s)
 		if err != nil {
 			return params, fmt.Errorf("openai: tool %q: %w", t.Name, err)
@@ -71,7 +71,7 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 		if !json.Valid(req.ResponseSchema) {
 			return params, fmt.Errorf("openai: ResponseSchema is not valid JSON")
 		}
-		s, strict := strictOrNot(req.ResponseSchema, r.opts.DisableStrict)
+		s, strict := schemaFor(req.ResponseSchema, r.opts.DisableStrict)
 		ps, err := parameters(s)
 		if err != nil {
 			return params, fmt.Errorf("openai: ResponseSchema: %w", err)
@@ -103,12 +103,6 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 		params.SetExtraFields(r.opts.ExtraFields)
 	}
 	return params, nil
-}
-
-// strictOrNot returns the schema to send and whether it is strict.
-func strictOrNot(s json.RawMessage, disable bool) (json.RawMessage, bool) {
-	p := Provider{opts: Options{DisableStrict: disable}}
-	return p.schema(s)
 }
 
 // inputItems maps the session to input items: a user message per user
