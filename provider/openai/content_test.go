@@ -263,6 +263,9 @@ func TestUnsupportedContentRefusedBeforeSending(t *testing.T) {
 		agentrt.ImageBlock("image/bmp", []byte("BM")),
 		agentrt.DocumentBlock("a.txt", "text/plain", []byte("hi")),
 		{Type: agentrt.BlockDocument, URL: "https://example.com/a.pdf", MediaType: "application/pdf"},
+		// A Block cannot reference an uploaded file by id: refused, not
+		// sent as an image URL.
+		{Type: agentrt.BlockImage, URL: "file-6F2ksmvXxt4VdoqmHRw6kL", MediaType: "image/png"},
 	} {
 		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi", b)}})
 		require.ErrorIs(t, err, agentrt.ErrUnsupportedContent, "%v", b)

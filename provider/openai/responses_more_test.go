@@ -62,6 +62,10 @@ func TestResponsesUnsupportedContent(t *testing.T) {
 		"tool_use":   agentrt.ToolUseBlock("x", "y", nil),
 		"unknown":    agentrt.DocumentBlock("d", agenttest.UnsupportedMediaType, []byte{1}),
 		"empty file": {Type: agentrt.BlockDocument},
+		// A Block cannot reference an uploaded file by id: a URL field
+		// holding one is refused, not sent as a URL.
+		"file id as a document URL": {Type: agentrt.BlockDocument, URL: "file-6F2ksmvXxt4VdoqmHRw6kL", MediaType: "application/pdf"},
+		"file id as an image URL":   {Type: agentrt.BlockImage, URL: "file-6F2ksmvXxt4VdoqmHRw6kL", MediaType: "image/png"},
 	} {
 		for _, inTool := range []bool{false, true} {
 			srv := newReplay(t, reply{body: rfixture(t, "pdf-input-file.json")})

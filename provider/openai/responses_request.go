@@ -256,6 +256,9 @@ func toolOutput(m agentrt.Message) (responses.ResponseInputItemFunctionCallOutpu
 // (JPEG, PNG, GIF or WebP), or its URL.
 func imageURL(b agentrt.Block) (string, error) {
 	if len(b.Data) == 0 && b.URL != "" {
+		if !isURL(b.URL) {
+			return "", notURL(b.URL)
+		}
 		return b.URL, nil
 	}
 	switch b.MediaType {
@@ -269,6 +272,9 @@ func imageURL(b agentrt.Block) (string, error) {
 // document block, or its file_url.
 func inputFile(b agentrt.Block) (data, name, fileURL string, err error) {
 	if len(b.Data) == 0 && b.URL != "" {
+		if !isURL(b.URL) {
+			return "", "", "", notURL(b.URL)
+		}
 		return "", "", b.URL, nil
 	}
 	if b.MediaType != "application/pdf" {
