@@ -130,3 +130,19 @@ func TestResponseSchemaPropertyOrdering(t *testing.T) {
 			"d":{"$ref":"#/$defs/D"},"e":{"enum":[{"properties":{"z":1,"y":2}}]}},
 		"$defs":{"D":{"type":"object","properties":{"t":{},"s":{}},"propertyOrdering":["s","t"]}}}`, got)
 }
+
+// Implicit caching needs nothing in the request; a hit is reported as
+// cachedContentTokenCount (written from the API reference: no recording
+// has one).
+func TestCachedTokensUsage(t *testing.T) {
+	t.Parallel()
+	srv := newReplayServer(t, reply{body: []byte(`{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi."}]},"finishReason":"STOP","index":0}],
+		"usageMetadata":{"promptTokenCount":2100,"cachedContentTokenCount":2048,"candidatesTokenCount":2,"thoughtsTokenCount":5,"totalTokenCount":2107},
+		"modelVersion":"gemini-2.5-flash"}`)})
+	p, _ := newTestProvider(t, srv, nil)
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, 2048, resp.Usage.CacheReadTokens)
+	assert.Equal(t, 2100, resp.Usage.InputTokens)
+	assert.Equal(t, 5, resp.Usage.ReasoningTokens)
+}

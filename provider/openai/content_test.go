@@ -288,3 +288,12 @@ func TestForeignThinkingDropped(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`, field(t, srv.request(0).Body, "messages"))
 }
+
+// An empty user text is sent as it is, not dropped.
+func TestEmptyUserTextSent(t *testing.T) {
+	t.Parallel()
+	srv := newReplay(t, reply{body: fixture(t, "text.json")})
+	_, err := srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("")}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"role":"user","content":""}]`, field(t, srv.request(0).Body, "messages"))
+}
