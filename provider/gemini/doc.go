@@ -45,9 +45,11 @@
 //     function responses in the same user content, as inlineData or
 //     fileData parts, in the order of the calls. The name comes from the
 //     tool_use the result answers.
-//   - An empty user text is sent as {"text":""}, which the API takes. A
-//     request without any message is refused before sending, with
-//     [agentrt.ErrInvalidRequest].
+//   - An empty user text is sent as {"text":""}, which the API takes (the
+//     SDK leaves an empty text out, so such a request sets its own
+//     HTTPOptions.ExtrasRequestProvider, which replaces one set on the
+//     client for that request). A request without any message is refused
+//     before sending, with [agentrt.ErrInvalidRequest].
 //   - Tools → one tool with functionDeclarations; each InputSchema is
 //     converted by [ToolParameters] to the OpenAPI subset Gemini accepts.
 //     No tools, no declarations.
