@@ -31,10 +31,10 @@
 //   - ModelRequest.System becomes the first message, role "system".
 //   - User messages become "user" messages: text content, or, with
 //     blocks, content parts: text, image_url (a data: URL for an image's
-//     bytes, JPEG, PNG, GIF or WebP, or its URL), file (a PDF as file_data,
-//     with its file name) and input_audio (WAV or MP3). Anything else (a
-//     document by URL, another media type) is refused before sending, with
-//     [agentrt.ErrUnsupportedContent].
+//     bytes, JPEG, PNG, GIF or WebP, or its http(s) URL), file (a PDF as
+//     file_data, with its file name) and input_audio (WAV or MP3). Anything
+//     else (a document by URL, a URL that is not one, another media type)
+//     is refused before sending, with [agentrt.ErrUnsupportedContent].
 //   - An assistant message becomes one "assistant" message: its text
 //     blocks joined as content, its tool_use blocks as tool_calls (id,
 //     function name, arguments as the input's JSON text; "{}" for none).
