@@ -153,7 +153,7 @@
 // instead, for OpenAI's own models: there a reasoning model keeps its
 // reasoning from one call to the next. It is a type of its own, not an
 // option of New, because everything differs but the errors: the request
-// (input items, instructions, store, include, reasoning), the reply
+// (input items, store, include, reasoning), the reply
 // (output items), the stream (typed events) and the options.
 //
 // It is stateless by default: "store": false, and the session is the only
@@ -165,26 +165,27 @@
 // later. [ResponsesOptions].PreviousResponseID stores responses at OpenAI
 // and chains the calls instead (see its trade-off).
 //
-// Mapped as for Chat Completions, with these differences: the system
-// prompt is "instructions"; assistant text goes back as an assistant
-// message item and tool_use blocks as function_call items, in block
-// order; a tool result is a function_call_output whose output is its text,
-// or, with images or PDFs, a list of input_text, input_image and
+// Mapped as for Chat Completions, with these differences: the system prompt
+// is the first input item, a "developer" message (not repeated in a chained
+// call: the stored conversation holds it); assistant text goes back as an
+// assistant message item and tool_use blocks as function_call items, in
+// block order; a tool result is a function_call_output whose output is its
+// text, or, with images or PDFs, a list of input_text, input_image and
 // input_file parts (the API takes media in tool results); images are
-// input_image (a data: URL or a URL), PDFs input_file (file_data with
-// its name, or file_url); audio and other media types are refused before
+// input_image (a data: URL or a URL), PDFs input_file (file_data with its
+// name, or file_url); audio and other media types are refused before
 // sending with [agentrt.ErrUnsupportedContent]. ToolChoice becomes
 // tool_choice ("tool" as {"type":"function","name":...}), ResponseSchema
-// text.format json_schema (strict when the schema allows),
-// MaxTokens max_output_tokens. Out of the reply: output_text and refusal
-// parts are text blocks (a refusal finishes with FinishContentFilter),
-// function_call items tool_use blocks; a streamed call hands text and
-// refusal deltas to OnText and takes the message, with the function calls'
-// arguments whole, from the stream's last event (response.completed or
-// response.incomplete). An incomplete response finishes with FinishLength
-// (max_output_tokens) or FinishContentFilter; a failed one, or an error
-// event in the stream, is a ProviderError with the API's code. Usage:
-// input_tokens, output_tokens, reasoning_tokens, cached_tokens and
-// cache_write_tokens. Output items of built-in tools (web search, file
-// search...) are not mapped: no such tool is offered.
+// text.format json_schema (strict when the schema allows), MaxTokens
+// max_output_tokens. Out of the reply: output_text and refusal parts are
+// text blocks (a refusal finishes with FinishContentFilter), function_call
+// items tool_use blocks; a streamed call hands text and refusal deltas to
+// OnText and takes the message, with the function calls' arguments whole,
+// from the stream's last event (response.completed or response.incomplete).
+// An incomplete response finishes with FinishLength (max_output_tokens) or
+// FinishContentFilter; a failed one, or an error event in the stream, is a
+// ProviderError with the API's code. Usage: input_tokens, output_tokens,
+// reasoning_tokens, cached_tokens and cache_write_tokens. Output items of
+// built-in tools (web search, file search...) are not mapped: no such tool
+// is offered.
 package openai

@@ -97,8 +97,8 @@ func TestResponsesRequestOptions(t *testing.T) {
 	})
 	require.NoError(t, err)
 	body := srv.request(0).Body
-	assert.Equal(t, "Be brief.", body["instructions"])
-	jsonEq(t, `[{"role":"user","content":[{"type":"input_text","text":""}]}]`, body["input"], "an empty text is sent")
+	assert.NotContains(t, body, "instructions")
+	jsonEq(t, `[{"role":"developer","content":"Be brief."},{"role":"user","content":[{"type":"input_text","text":""}]}]`, body["input"], "an empty text is sent")
 	assert.Equal(t, "user-42", body["prompt_cache_key"])
 	assert.EqualValues(t, 99, body["max_output_tokens"])
 	assert.EqualValues(t, 0.5, body["temperature"])
@@ -216,14 +216,14 @@ func TestResponsesPreviousResponseID(t *testing.T) {
 	require.NoError(t, err)
 	body = srv.request(1).Body
 	assert.Equal(t, "resp_0d8949369356df9a016a3c12432020819c956937a00dcc1a84", body["previous_response_id"])
-	jsonEq(t, `[{"type":"function_call_output","call_id":"call_4QfIn5gPKIOWzKqBb5D2uuh4","output":"40 C"}]`, body["input"])
-	assert.Equal(t, "You are a helpful assistant", body["instructions"], "instructions are not carried over by the API: sent every time")
+	jsonEq(t, `[{"type":"function_call_output","call_id":"call_4QfIn5gPKIOWzKqBb5D2uuh4","output":"40 C"}]`, body["input"],
+		"only the new items: the stored conversation holds the developer message and the rest")
 
 	_, err = srv.responses(opts).Plan(context.Background(), req)
 	require.NoError(t, err)
 	body = srv.request(2).Body
 	assert.NotContains(t, body, "previous_response_id")
-	assert.Len(t, body["input"], 4)
+	assert.Len(t, body["input"], 5)
 }
 
 // Only the Responses API's own reasoning goes back: a reasoning item

@@ -32,12 +32,16 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 		params.Store = oai.Bool(false)
 	}
 	params.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
-	if req.System != "" {
-		params.Instructions = oai.String(req.System)
-	}
 	input, err := inputItems(msgs, r.chain != nil)
 	if err != nil {
 		return params, err
+	}
+	// The system prompt is the first input item, a developer message, as
+	// OpenAI's own clients send it; a chained call finds it in the stored
+	// conversation.
+	if req.System != "" && params.PreviousResponseID.Value == "" {
+		dev := responses.ResponseInputItemParamOfMessage(req.System, responses.EasyInputMessageRoleDeveloper)
+		input = append(responses.ResponseInputParam{dev}, input...)
 	}
 	params.Input.OfInputItemList = input
 

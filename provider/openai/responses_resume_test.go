@@ -77,8 +77,8 @@ func TestResponsesResumeInNewProcess(t *testing.T) {
 	require.Equal(t, 2, srv.count())
 	item := recordedJSON(t, "reasoning-summary-tool-call.response.json")["output"].([]any)[0].(map[string]any)
 	input := srv.request(1).Body["input"].([]any)
-	require.Len(t, input, 4)
+	require.Len(t, input, 5)
 	sameJSON(t, map[string]any{"type": "reasoning", "id": item["id"], "encrypted_content": item["encrypted_content"],
-		"summary": item["summary"]}, input[1], "the reasoning item written by the first process")
-	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup.request.json"), append(input[:1:1], input[2:]...))
+		"summary": item["summary"]}, input[2], "the reasoning item written by the first process")
+	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup.request.json"), append(input[:2:2], input[3:]...))
 }

@@ -35,9 +35,7 @@ func recordedJSON(t *testing.T, name string) map[string]any {
 }
 
 // checkRecordedRequest compares the body sent with the recorded request:
-// the same fields, except that the recording client sent the system
-// prompt as a developer message and this adapter sends it as
-// "instructions", and that input is compared by the caller.
+// the same fields; input is compared by the caller.
 func checkRecordedRequest(t *testing.T, recordedName string, body map[string]any) {
 	t.Helper()
 	rec := recordedJSON(t, recordedName)
@@ -48,16 +46,14 @@ func checkRecordedRequest(t *testing.T, recordedName string, body map[string]any
 		}
 		assert.JSONEq(t, field(t, rec, k), field(t, body, k), k)
 	}
-	dev := rec["input"].([]any)[0].(map[string]any)
-	require.Equal(t, "developer", dev["role"])
-	assert.Equal(t, dev["content"], body["instructions"])
+	assert.NotContains(t, body, "instructions")
 }
 
-// recordedInput is the recorded request's input without its developer
-// message.
+// recordedInput is the recorded request's input: a developer message
+// with the system prompt, the user message, and so on.
 func recordedInput(t *testing.T, name string) []any {
 	t.Helper()
-	return recordedJSON(t, name)["input"].([]any)[1:]
+	return recordedJSON(t, name)["input"].([]any)
 }
 
 // A reasoning model calls a tool (recorded): the request is the recorded
@@ -88,8 +84,8 @@ func TestResponsesToolCall(t *testing.T) {
 	assert.Equal(t, "gpt-5-2025-08-07", resp.Model)
 }
 
-// The follow-up (recorded response) sends the reasoning item back, with
-// its encrypted content, before the function call and its output. The
+// The follow-up (recorded) sends the reasoning item back, with its
+// encrypted content, before the function call and its output. The
 // recording client did not send the item; the rest of the input is the
 // recorded one.
 func TestResponsesToolResultFollowup(t *testing.T) {
@@ -107,11 +103,11 @@ func TestResponsesToolResultFollowup(t *testing.T) {
 	body := srv.request(1).Body
 	checkRecordedRequest(t, "reasoning-summary-tool-result-followup.request.json", body)
 	input := body["input"].([]any)
-	require.Len(t, input, 4)
+	require.Len(t, input, 5)
 	thinking := first.Message.Blocks[0]
 	sameJSON(t, map[string]any{"type": "reasoning", "id": thinking.ID, "encrypted_content": string(thinking.Signature),
-		"summary": []any{map[string]any{"type": "summary_text", "text": thinking.Text}}}, input[1])
-	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup.request.json"), append(input[:1:1], input[2:]...))
+		"summary": []any{map[string]any{"type": "summary_text", "text": thinking.Text}}}, input[2])
+	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup.request.json"), append(input[:2:2], input[3:]...))
 
 	assert.Equal(t, "It’s currently about 40°C (104°F) in Florence, Italy. Want a forecast or more details like wind and humidity?", resp.Message.Text())
 	require.Len(t, resp.Message.Blocks, 2)
@@ -150,10 +146,10 @@ func TestResponsesStream(t *testing.T) {
 	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	input := srv.request(1).Body["input"].([]any)
-	require.Len(t, input, 4)
-	assert.Equal(t, "reasoning", input[1].(map[string]any)["type"])
-	assert.Equal(t, string(first.Message.Blocks[0].Signature), input[1].(map[string]any)["encrypted_content"])
-	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup-stream.request.json"), append(input[:1:1], input[2:]...))
+	require.Len(t, input, 5)
+	assert.Equal(t, "reasoning", input[2].(map[string]any)["type"])
+	assert.Equal(t, string(first.Message.Blocks[0].Signature), input[2].(map[string]any)["encrypted_content"])
+	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup-stream.request.json"), append(input[:2:2], input[3:]...))
 	assert.Greater(t, len(deltas), 1)
 	assert.Equal(t, strings.Join(deltas, ""), resp.Message.Text())
 	assert.Equal(t, "Right now in Florence, Italy, it’s about 40°C (104°F). Would you like a forecast or details like wind and humidity?", resp.Message.Text())
@@ -189,7 +185,8 @@ func TestResponsesParallelToolCalls(t *testing.T) {
 			agentrt.NewToolMessage("call_written_add", "5", false), agentrt.NewToolMessage("call_written_mul", "no", true))
 		_, err = srv.responses(nil).Plan(context.Background(), req)
 		require.NoError(t, err)
-		jsonEq(t, `[{"role":"user","content":[{"type":"input_text","text":"Add and multiply the number 2 and 3"}]},
+		jsonEq(t, `[{"role":"developer","content":"You are a helpful assistant. CRITICAL: Always use both add and multiply at the same time ALWAYS."},
+			{"role":"user","content":[{"type":"input_text","text":"Add and multiply the number 2 and 3"}]},
 			{"type":"function_call","call_id":"call_written_add","name":"add","arguments":"{\"a\":2,\"b\":3}"},
 			{"type":"function_call","call_id":"call_written_mul","name":"multiply","arguments":"{\"a\":2,\"b\":3}"},
 			{"type":"function_call_output","call_id":"call_written_add","output":"5"},
