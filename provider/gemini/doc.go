@@ -41,10 +41,10 @@
 //     (multimodal function responses: image/png, image/jpeg, image/webp,
 //     application/pdf, text/plain; anything else is refused before
 //     sending, with [agentrt.ErrUnsupportedContent]); older models
-//     (gemini-2.5-flash...) do not take those, so there they follow the
-//     function responses in the same user content, as inlineData or
-//     fileData parts, in the order of the calls. The name comes from the
-//     tool_use the result answers.
+//     (gemini-2.5-flash...) do not take those, so there each result's
+//     media follow its function response in the same user content, as
+//     inlineData or fileData parts. The name comes from the tool_use the
+//     result answers.
 //   - An empty user text is sent as {"text":""}, which the API takes (the
 //     SDK leaves an empty text out, so such a request sets its own
 //     HTTPOptions.ExtrasRequestProvider, which replaces one set on the

@@ -30,9 +30,9 @@ var skipSignature = []byte("skip_thought_signature_validator")
 //
 // The images and documents of tool results go in the function response's
 // parts (multimodal function responses) for Gemini 3 and later. Older
-// models do not take those: with mediaAfter set, they follow the
-// function responses in the same user content, as inlineData or fileData
-// parts, in the order of the calls.
+// models do not take those: with mediaAfter set, each result's media
+// follow its function response in the same user content, as inlineData
+// or fileData parts.
 func contents(msgs []agentrt.Message, mediaAfter bool) ([]*genai.Content, error) {
 	out := make([]*genai.Content, 0, len(msgs))
 	// calls maps the tool_use ids of the latest assistant message to their
@@ -48,13 +48,11 @@ func contents(msgs []agentrt.Message, mediaAfter bool) ([]*genai.Content, error)
 	var media [][]*genai.Part // with mediaAfter: the media of each pending result
 	flush := func() {
 		parts := make([]*genai.Part, 0, len(pending))
-		for _, part := range pending {
+		for i, part := range pending {
 			if part != nil {
 				parts = append(parts, part)
+				parts = append(parts, media[i]...)
 			}
-		}
-		for _, m := range media {
-			parts = append(parts, m...)
 		}
 		pending, media = nil, nil
 		if len(parts) > 0 {

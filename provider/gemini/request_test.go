@@ -38,10 +38,11 @@ func TestEmptyUserTextSent(t *testing.T) {
 	jsonEq(t, `{"role":"user","parts":[{"text":"And now?"}]}`, contents[2])
 }
 
-// A tool's image and PDF: for models before Gemini 3, after the function
-// responses in the same user content (the shape the issue reports from a
-// working gemini-2.5-flash exchange, which we do not have; written from
-// it); for Gemini 3, in functionResponse.parts.
+// A tool's image and PDF: for models before Gemini 3, right after its
+// function response in the same user content (the shape the issue reports
+// from a working gemini-2.5-flash exchange, which we do not have; written
+// from it), results in the order of the calls; for Gemini 3, in
+// functionResponse.parts.
 func TestToolMediaByModel(t *testing.T) {
 	t.Parallel()
 	msgs := []agentrt.Message{
@@ -54,9 +55,9 @@ func TestToolMediaByModel(t *testing.T) {
 	tests := []struct{ model, want string }{
 		{"gemini-2.5-flash", `{"role":"user","parts":[
 			{"functionResponse":{"id":"c1","name":"shot","response":{"output":"the screen"}}},
-			{"functionResponse":{"id":"c2","name":"doc","response":{"output":"the doc"}}},
 			{"inlineData":{"mimeType":"image/png","data":"iVBORw=="}},
 			{"fileData":{"fileUri":"https://generativelanguage.googleapis.com/v1beta/files/x","mimeType":"image/jpeg"}},
+			{"functionResponse":{"id":"c2","name":"doc","response":{"output":"the doc"}}},
 			{"inlineData":{"mimeType":"application/pdf","data":"JVBERg=="}}]}`},
 		{"gemini-3-pro-preview", `{"role":"user","parts":[
 			{"functionResponse":{"id":"c1","name":"shot","response":{"output":"the screen"},"parts":[
