@@ -18,7 +18,7 @@ import (
 // the same user turn, not with the model's.
 func TestEmptyUserTextSent(t *testing.T) {
 	t.Parallel()
-	srv := newReplayServer(t, ok(t, "text.json"), ok(t, "text.json"))
+	srv := newReplayServer(t, ok(t, "text.json"), ok(t, "text.json"), ok(t, "text-stream.sse"))
 	p, _ := newTestProvider(t, srv, nil)
 	req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("")}}
 	first, err := p.Plan(context.Background(), req)
@@ -36,6 +36,11 @@ func TestEmptyUserTextSent(t *testing.T) {
 	jsonEq(t, `{"role":"user","parts":[{"text":""}]}`, contents[0])
 	assert.Equal(t, "model", at(t, contents[1], "role"))
 	jsonEq(t, `{"role":"user","parts":[{"text":"And now?"}]}`, contents[2])
+
+	// Streamed, the same.
+	_, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("")}, OnText: func(string) {}})
+	require.NoError(t, err)
+	jsonEq(t, `[{"role":"user","parts":[{"text":""}]}]`, srv.reqs()[2].Body["contents"])
 }
 
 // A tool's image and PDF: for models before Gemini 3, right after its
