@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -355,7 +356,7 @@ func (p *Provider) config(req *agentrt.ModelRequest, contents []*genai.Content) 
 func hasEmptyText(contents []*genai.Content) bool {
 	for _, c := range contents {
 		for _, part := range c.Parts {
-			if b, _ := json.Marshal(part); string(b) == "{}" {
+			if reflect.ValueOf(part).Elem().IsZero() { // Part{Text: ""}
 				return true
 			}
 		}
