@@ -3,15 +3,19 @@
 // Shanghai?") on a real model: with OPENAI_API_KEY, ANTHROPIC_API_KEY,
 // GEMINI_API_KEY or OLLAMA_HOST set (or -provider), it asks that model.
 // With none set, it falls back to the quickstart's scripted planner.
+// -provider openai-responses (or AGENTRT_PROVIDER=openai-responses) uses
+// OpenAI's Responses API, with reasoning summaries shown.
 //
 // It imports the three provider adapters, so its first build compiles their
 // vendor SDKs; examples/quickstart does not.
 //
 //	OPENAI_API_KEY=... go run ./examples/live
 //	go run ./examples/live -provider anthropic -model claude-sonnet-4-5
+//	AGENTRT_PROVIDER=openai-responses OPENAI_API_KEY=... go run ./examples/live
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -20,9 +24,13 @@ import (
 	"os/signal"
 	"strings"
 
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
 	"github.com/agentrt/agentrt/examples/internal/modelenv"
+	"github.com/agentrt/agentrt/provider/openai"
 )
 
 // WeatherIn is the weather tool's input. The JSON Schema the model sees is
@@ -94,15 +102,29 @@ func main() {
 	}
 }
 
+// pickPlanner is modelenv.Planner with one more provider,
+// "openai-responses": OpenAI's Responses API, where a reasoning model keeps
+// its reasoning between turns, asked for reasoning summaries.
+func pickPlanner(provider, model string) (agentrt.Planner, string, error) {
+	if cmp.Or(provider, os.Getenv("AGENTRT_PROVIDER")) != "openai-responses" {
+		return modelenv.Planner(script(), provider, model)
+	}
+	model = cmp.Or(model, os.Getenv("AGENTRT_MODEL"), "gpt-5-mini")
+	// The SDK reads OPENAI_API_KEY (and OPENAI_BASE_URL); the Agent retries, so the client does not.
+	client := oai.NewClient(option.WithMaxRetries(0))
+	p := openai.NewResponses(client, model, &openai.ResponsesOptions{ReasoningSummary: "auto"})
+	return p, "openai-responses, model " + model, nil
+}
+
 func run(ctx context.Context, args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("live", flag.ContinueOnError)
-	provider := flags.String("provider", "", "openai, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
+	provider := flags.String("provider", "", "openai, openai-responses, anthropic, gemini, ollama or scripted (default: the first API key found, else scripted)")
 	model := flags.String("model", "", "model name (default: the provider's usual small model)")
 	question := flags.String("q", "What is the sum of today's temperatures in Beijing and Shanghai?", "the question")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	planner, label, err := modelenv.Planner(script(), *provider, *model)
+	planner, label, err := pickPlanner(*provider, *model)
 	if err != nil {
 		return err
 	}
@@ -134,6 +156,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		case agentrt.ToolResult:
 			fmt.Fprintf(out, "  <- %s\n", e.Message.Content)
 		case agentrt.AssistantMessage:
+			for _, b := range e.Message.Blocks {
+				if b.Type == agentrt.BlockThinking && b.Text != "" {
+					fmt.Fprintf(out, "  (thinking: %s)\n", strings.ReplaceAll(b.Text, "\n", " "))
+				}
+			}
 			if streamed {
 				fmt.Fprintln(out)
 				streamed = false

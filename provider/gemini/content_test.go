@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
 
 	"github.com/agentrt/agentrt"
 )
@@ -202,12 +203,12 @@ func TestToolChoiceRecorded(t *testing.T) {
 
 // Written from the API reference (no recording of fileData, of a PDF part
 // or of a function response with parts exists): documents and URLs in a
-// user turn, and an image returned by a tool as the function response's
-// parts (multimodal function responses).
+// user turn, and, for Gemini 3, an image returned by a tool as the
+// function response's parts (multimodal function responses).
 func TestContentPartsWritten(t *testing.T) {
 	t.Parallel()
 	srv := newReplayServer(t, ok(t, "text.json"))
-	p, _ := newTestProvider(t, srv, nil)
+	p := New(newClient(t, srv, genai.BackendGeminiAPI, nil), "gemini-3-flash-preview", nil)
 	png := []byte("\x89PNG")
 	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{
@@ -240,9 +241,9 @@ func TestUnsupportedAndEmptyRefusedBeforeSending(t *testing.T) {
 		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
 		require.ErrorIs(t, err, agentrt.ErrUnsupportedContent)
 	}
-	// An empty user text leaves nothing to send: a clear error, not a
+	// No message at all leaves nothing to send: a clear error, not a
 	// request the API refuses.
-	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("")}})
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{})
 	require.ErrorIs(t, err, agentrt.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "nothing to send")
 	assert.Empty(t, srv.reqs(), "nothing was sent")

@@ -36,15 +36,20 @@
 //     all the results of one assistant turn in one "user" content, in the
 //     order of the calls (whatever order they finished in). The response
 //     object is {"output": content}, or {"error": content} for an
-//     is_error result, as Google documents; the result's images and
-//     documents are the function response's parts (multimodal function
-//     responses: image/png, image/jpeg, image/webp, application/pdf,
-//     text/plain; anything else is refused before sending, with
-//     [agentrt.ErrUnsupportedContent]). The name comes from the tool_use
-//     the result answers.
-//   - A request left without contents (only an empty user text) is refused
-//     before sending, with [agentrt.ErrInvalidRequest]; the API would
-//     refuse it.
+//     is_error result, as Google documents. For Gemini 3 and later the
+//     result's images and documents are the function response's parts
+//     (multimodal function responses: image/png, image/jpeg, image/webp,
+//     application/pdf, text/plain; anything else is refused before
+//     sending, with [agentrt.ErrUnsupportedContent]); older models
+//     (gemini-2.5-flash...) do not take those, so there each result's
+//     media follow its function response in the same user content, as
+//     inlineData or fileData parts. The name comes from the tool_use the
+//     result answers.
+//   - An empty user text is sent as {"text":""}, which the API takes (the
+//     SDK leaves an empty text out, so such a request sets its own
+//     HTTPOptions.ExtrasRequestProvider, which replaces one set on the
+//     client for that request). A request without any message is refused
+//     before sending, with [agentrt.ErrInvalidRequest].
 //   - Tools → one tool with functionDeclarations; each InputSchema is
 //     converted by [ToolParameters] to the OpenAPI subset Gemini accepts.
 //     No tools, no declarations.
@@ -55,7 +60,10 @@
 //     then none, so that the model's own limit applies);
 //     Options.Temperature → generationConfig.temperature.
 //   - ResponseSchema → responseMimeType "application/json" and
-//     responseJsonSchema, which takes JSON Schema as it is. Gemini 3 models
+//     responseJsonSchema, which takes JSON Schema as it is, with
+//     "propertyOrdering" added to each object schema so that the model
+//     writes the fields in the schema's order (a Go struct's field order);
+//     the body would otherwise list them alphabetically. Gemini 3 models
 //     accept it together with tools; earlier models refuse JSON output with
 //     function calling (HTTP 400, [agentrt.ErrInvalidRequest]).
 //   - Options.ExtraFields → merged into the body (the SDK's ExtraBody).

@@ -208,15 +208,15 @@ const providerName = "gemini"
 // answer, a stream without a finish reason or cut in the middle of a tool
 // call); or, when ctx ends, an error wrapping ctx.Err().
 func (p *Provider) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-	contents, err := contents(req.Messages)
+	contents, err := contents(req.Messages, beforeGemini3(p.model))
 	if err != nil {
 		return nil, err
 	}
 	if len(contents) == 0 {
 		// The API refuses a request without contents.
-		return nil, invalidRequest("nothing to send: the request has no message with content (an empty user text is left out)", nil)
+		return nil, invalidRequest("nothing to send: the request has no message", nil)
 	}
-	config, err := p.config(req)
+	config, err := p.config(req, contents)
 	if err != nil {
 		return nil, err
 	}

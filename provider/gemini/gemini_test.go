@@ -460,7 +460,7 @@ func TestRequestOptions(t *testing.T) {
 		body := srv.only(t).Body
 		jsonEq(t, `{"maxOutputTokens":100,"thinkingConfig":{"thinkingBudget":0},
 			"responseMimeType":"application/json",
-			"responseJsonSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}}`,
+			"responseJsonSchema":{"type":"object","properties":{"n":{"type":"integer"}},"propertyOrdering":["n"],"required":["n"],"additionalProperties":false}}`,
 			body["generationConfig"], "extra fields merged into the adapter's; the response schema is sent as JSON Schema")
 		jsonEq(t, `[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]`, body["safetySettings"])
 	})

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"google.golang.org/genai"
@@ -24,8 +26,15 @@ var skipSignature = []byte("skip_thought_signature_validator")
 // with thought, text and functionCall parts in block order; the results of
 // one assistant turn become functionResponse parts of one "user" content,
 // in the order of the calls, followed by any user text that comes next
-// (Gemini wants the turns of a conversation to alternate).
-func contents(msgs []agentrt.Message) ([]*genai.Content, error) {
+// (Gemini wants the turns of a conversation to alternate). An empty user
+// text is sent as an empty text part.
+//
+// The images and documents of tool results go in the function response's
+// parts (multimodal function responses) for Gemini 3 and later. Older
+// models do not take those: with mediaAfter set, each result's media
+// follow its function response in the same user content, as inlineData
+// or fileData parts.
+func contents(msgs []agentrt.Message, mediaAfter bool) ([]*genai.Content, error) {
 	out := make([]*genai.Content, 0, len(msgs))
 	// calls maps the tool_use ids of the latest assistant message to their
 	// position and name.
@@ -37,14 +46,16 @@ func contents(msgs []agentrt.Message) ([]*genai.Content, error) {
 	// pending holds the function responses of the current run of tool
 	// results, placed by the position of their call.
 	var pending []*genai.Part
+	var media [][]*genai.Part // with mediaAfter: the media of each pending result
 	flush := func() {
 		parts := make([]*genai.Part, 0, len(pending))
-		for _, part := range pending {
+		for i, part := range pending {
 			if part != nil {
 				parts = append(parts, part)
+				parts = append(parts, media[i]...)
 			}
 		}
-		pending = nil
+		pending, media = nil, nil
 		if len(parts) > 0 {
 			out = appendUser(out, parts...)
 		}
@@ -58,6 +69,7 @@ func contents(msgs []agentrt.Message) ([]*genai.Content, error) {
 			}
 			if pending == nil {
 				pending = make([]*genai.Part, len(calls))
+				media = make([][]*genai.Part, len(calls))
 			}
 			if pending[c.pos] != nil {
 				return nil, invalidRequest(fmt.Sprintf("message %d: second tool result for %q", i, m.ToolUseID), nil)
@@ -65,6 +77,18 @@ func contents(msgs []agentrt.Message) ([]*genai.Content, error) {
 			fr, err := functionResponse(m, c.name)
 			if err != nil {
 				return nil, unsupported(fmt.Sprintf("message %d (tool result %s): %v", i, m.ToolUseID, err))
+			}
+			if mediaAfter {
+				for _, fp := range fr.Parts {
+					part := &genai.Part{}
+					if fp.InlineData != nil {
+						part.InlineData = &genai.Blob{Data: fp.InlineData.Data, MIMEType: fp.InlineData.MIMEType}
+					} else {
+						part.FileData = &genai.FileData{FileURI: fp.FileData.FileURI, MIMEType: fp.FileData.MIMEType}
+					}
+					media[c.pos] = append(media[c.pos], part)
+				}
+				fr.Parts = nil
 			}
 			pending[c.pos] = &genai.Part{FunctionResponse: fr}
 		case agentrt.RoleAssistant:
@@ -84,7 +108,9 @@ func contents(msgs []agentrt.Message) ([]*genai.Content, error) {
 			}
 		default: // RoleUser, and anything unknown treated as user text
 			flush()
-			if m.Content != "" {
+			if m.Content != "" || len(m.Blocks) == 0 {
+				// An empty text too: the API takes {"text":""} (sent by
+				// emptyTextParts), and the turns keep alternating.
 				out = appendUser(out, &genai.Part{Text: m.Content})
 			}
 			for j, b := range m.Blocks {
@@ -263,7 +289,7 @@ func decodeArgs(input json.RawMessage) (map[string]any, error) {
 }
 
 // config maps everything but the messages to a GenerateContentConfig.
-func (p *Provider) config(req *agentrt.ModelRequest) (*genai.GenerateContentConfig, error) {
+func (p *Provider) config(req *agentrt.ModelRequest, contents []*genai.Content) (*genai.GenerateContentConfig, error) {
 	c := &genai.GenerateContentConfig{Temperature: p.temp}
 	if req.System != "" {
 		c.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: req.System}}}
@@ -303,12 +329,12 @@ func (p *Provider) config(req *agentrt.ModelRequest) (*genai.GenerateContentConf
 		return nil, invalidRequest(fmt.Sprintf("unknown tool choice mode %q", tc.Mode), nil)
 	}
 	if len(req.ResponseSchema) > 0 {
-		var schema any
-		if err := json.Unmarshal(req.ResponseSchema, &schema); err != nil {
+		schema, err := responseSchema(req.ResponseSchema)
+		if err != nil || !json.Valid(req.ResponseSchema) {
 			return nil, invalidRequest("response schema is not valid JSON", err)
 		}
 		c.ResponseMIMEType = "application/json"
-		c.ResponseJsonSchema = responseSchema(schema)
+		c.ResponseJsonSchema = schema
 	}
 	if p.extra != nil {
 		var extra map[string]any
@@ -317,7 +343,80 @@ func (p *Provider) config(req *agentrt.ModelRequest) (*genai.GenerateContentConf
 		}
 		c.HTTPOptions = &genai.HTTPOptions{ExtraBody: extra}
 	}
+	if hasEmptyText(contents) {
+		if c.HTTPOptions == nil {
+			c.HTTPOptions = &genai.HTTPOptions{}
+		}
+		c.HTTPOptions.ExtrasRequestProvider = emptyTextParts
+	}
 	return c, nil
+}
+
+// hasEmptyText reports whether a content has a part that is an empty text.
+func hasEmptyText(contents []*genai.Content) bool {
+	for _, c := range contents {
+		for _, part := range c.Parts {
+			if reflect.ValueOf(part).Elem().IsZero() { // Part{Text: ""}
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// emptyTextParts puts the text back in the empty text parts of a request
+// body. The SDK leaves out a Part's empty Text, which would send {}, a
+// part the API refuses; the API takes {"text":""}. The only part the
+// adapter makes without a field is an empty text.
+func emptyTextParts(body map[string]any) map[string]any {
+	for _, content := range asMaps(body["contents"]) {
+		for _, part := range asMaps(content["parts"]) {
+			if len(part) == 0 {
+				part["text"] = ""
+			}
+		}
+	}
+	return body
+}
+
+// asMaps returns the objects of a JSON array held as []any or as
+// []map[string]any (the SDK builds both).
+func asMaps(v any) []map[string]any {
+	switch a := v.(type) {
+	case []map[string]any:
+		return a
+	case []any:
+		out := make([]map[string]any, 0, len(a))
+		for _, e := range a {
+			if m, ok := e.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// beforeGemini3 reports whether a model is older than Gemini 3
+// ("gemini-2.5-flash", "models/gemini-2.0-flash"): such models do not take
+// media in function responses. Gemini 3 and later, and the "-latest"
+// aliases without a version, do. A name that is not Gemini's (Gemma, a
+// tuned model) gets the older form, which every model reads.
+func beforeGemini3(model string) bool {
+	name := model[strings.LastIndex(model, "/")+1:]
+	rest, ok := strings.CutPrefix(name, "gemini-")
+	if !ok {
+		return true
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	if end == 0 {
+		return false // "gemini-flash-latest": the current version
+	}
+	major, _ := strconv.Atoi(rest[:end])
+	return major < 3
 }
 
 // mergeMaps merges src into dst recursively: a map value is merged into a

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -570,13 +571,101 @@ func joinNotes(desc string, notes ...string) string {
 // responseSchema prepares a ModelRequest.ResponseSchema for
 // responseJsonSchema, which takes JSON Schema as is (including $ref, anyOf
 // and additionalProperties): only the keywords that identify the document
-// ($schema, $id) are removed.
-func responseSchema(schema any) any {
+// ($schema, $id) are removed. The request body's objects lose the order
+// of their keys (the API would order the properties alphabetically), so
+// every object schema with properties gets "propertyOrdering": their
+// names in the order of the schema's text, which is a Go struct's field
+// order for a schema reflected from one. An existing propertyOrdering is
+// kept.
+func responseSchema(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	schema, _, err := decodeOrdered(dec, kindSchema)
+	if err != nil {
+		return nil, err
+	}
 	if m, ok := schema.(map[string]any); ok {
-		m = maps.Clone(m)
 		delete(m, "$schema")
 		delete(m, "$id")
-		return m
 	}
-	return schema
+	return schema, nil
+}
+
+// What a JSON value is, for decodeOrdered.
+const (
+	kindData    = iota // a value that is not a schema (enum values, defaults...)
+	kindSchema         // a schema
+	kindSchemas        // an object or array whose values are schemas (properties, $defs, anyOf...)
+)
+
+// decodeOrdered decodes the next JSON value of dec, of the given kind,
+// adding propertyOrdering to the object schemas with properties. For an
+// object it also returns its keys in order.
+func decodeOrdered(dec *json.Decoder, kind int) (any, []string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		m := map[string]any{}
+		var keys, order []string
+		for dec.More() {
+			keyTok, err := dec.Token()
+			if err != nil {
+				return nil, nil, err
+			}
+			key := keyTok.(string)
+			v, childKeys, err := decodeOrdered(dec, childKind(kind, key))
+			if err != nil {
+				return nil, nil, err
+			}
+			if kind == kindSchema && key == "properties" {
+				order = childKeys
+			}
+			m[key] = v
+			keys = append(keys, key)
+		}
+		if _, err := dec.Token(); err != nil { // '}'
+			return nil, nil, err
+		}
+		if _, ok := m["propertyOrdering"]; !ok && len(order) > 0 {
+			m["propertyOrdering"] = order
+		}
+		return m, keys, nil
+	case json.Delim('['):
+		child := kindData
+		if kind != kindData { // anyOf: [...], or the old tuple form of items
+			child = kindSchema
+		}
+		a := []any{}
+		for dec.More() {
+			v, _, err := decodeOrdered(dec, child)
+			if err != nil {
+				return nil, nil, err
+			}
+			a = append(a, v)
+		}
+		if _, err := dec.Token(); err != nil { // ']'
+			return nil, nil, err
+		}
+		return a, nil, nil
+	}
+	return tok, nil, nil
+}
+
+// childKind is the kind of the value at key of a value of kind kind.
+func childKind(kind int, key string) int {
+	switch kind {
+	case kindSchemas:
+		return kindSchema
+	case kindSchema:
+		switch key {
+		case "properties", "$defs", "definitions", "patternProperties", "dependentSchemas", "anyOf", "oneOf", "allOf", "prefixItems":
+			return kindSchemas
+		case "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems":
+			return kindSchema
+		}
+	}
+	return kindData
 }

@@ -263,6 +263,9 @@ func TestUnsupportedContentRefusedBeforeSending(t *testing.T) {
 		agentrt.ImageBlock("image/bmp", []byte("BM")),
 		agentrt.DocumentBlock("a.txt", "text/plain", []byte("hi")),
 		{Type: agentrt.BlockDocument, URL: "https://example.com/a.pdf", MediaType: "application/pdf"},
+		// A Block cannot reference an uploaded file by id: refused, not
+		// sent as an image URL.
+		{Type: agentrt.BlockImage, URL: "file-6F2ksmvXxt4VdoqmHRw6kL", MediaType: "image/png"},
 	} {
 		_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi", b)}})
 		require.ErrorIs(t, err, agentrt.ErrUnsupportedContent, "%v", b)
@@ -284,4 +287,13 @@ func TestForeignThinkingDropped(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	assert.JSONEq(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`, field(t, srv.request(0).Body, "messages"))
+}
+
+// An empty user text is sent as it is, not dropped.
+func TestEmptyUserTextSent(t *testing.T) {
+	t.Parallel()
+	srv := newReplay(t, reply{body: fixture(t, "text.json")})
+	_, err := srv.provider(nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("")}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"role":"user","content":""}]`, field(t, srv.request(0).Body, "messages"))
 }

@@ -1,7 +1,9 @@
 // Package openai is the [agentrt.Planner] for OpenAI's Chat Completions
 // API, built on the official SDK, github.com/openai/openai-go/v3. It is
 // also the provider for every server that speaks that API: Ollama, vLLM,
-// llama.cpp server, LM Studio, DeepSeek, Qwen and others.
+// llama.cpp server, LM Studio, DeepSeek, Qwen and others. For OpenAI's
+// reasoning models, [NewResponses] is the planner on the Responses API
+// (see "Responses API" below).
 //
 // # Use
 //
@@ -29,10 +31,10 @@
 //   - ModelRequest.System becomes the first message, role "system".
 //   - User messages become "user" messages: text content, or, with
 //     blocks, content parts: text, image_url (a data: URL for an image's
-//     bytes, JPEG, PNG, GIF or WebP, or its URL), file (a PDF as file_data,
-//     with its file name) and input_audio (WAV or MP3). Anything else (a
-//     document by URL, another media type) is refused before sending, with
-//     [agentrt.ErrUnsupportedContent].
+//     bytes, JPEG, PNG, GIF or WebP, or its http(s) URL), file (a PDF as
+//     file_data, with its file name) and input_audio (WAV or MP3). Anything
+//     else (a document by URL, a URL that is not one, another media type)
+//     is refused before sending, with [agentrt.ErrUnsupportedContent].
 //   - An assistant message becomes one "assistant" message: its text
 //     blocks joined as content, its tool_use blocks as tool_calls (id,
 //     function name, arguments as the input's JSON text; "{}" for none).
@@ -132,12 +134,58 @@
 //
 // # Not mapped
 //
-// Uploaded files by id (file_id); image detail; several choices (n);
-// logprobs; parallel_tool_calls and prompt_cache_key (send them with
-// Options.ExtraFields; OpenAI caches long prompts by itself and reports
-// it in CacheReadTokens); custom (non-function) tools and the legacy
-// function_call; annotations (URL citations); audio output; the Responses
-// API (its encrypted reasoning items). The order of text and tool_use
-// blocks within one assistant message is not kept: Chat Completions has one
-// content string, sent with all the tool calls.
+// Image detail; several choices (n); logprobs; parallel_tool_calls and
+// prompt_cache_key (send them with Options.ExtraFields; OpenAI caches
+// long prompts by itself and reports it in CacheReadTokens); custom
+// (non-function) tools and the legacy function_call; annotations (URL
+// citations); audio output. The order of text and tool_use blocks within
+// one assistant message is not kept: Chat Completions has one content
+// string, sent with all the tool calls.
+//
+// Files uploaded to OpenAI cannot be referenced by id (file_id), in
+// either API: a [agentrt.Block] has no field for an id, and a URL is not
+// one. Send the file's bytes (Data) instead, or, with the Responses API,
+// its URL.
+//
+// # Responses API
+//
+// [NewResponses] makes a planner on the Responses API (POST /v1/responses)
+// instead, for OpenAI's own models: there a reasoning model keeps its
+// reasoning from one call to the next. It is a type of its own, not an
+// option of New, because everything differs but the errors: the request
+// (input items, store, include, reasoning), the reply
+// (output items), the stream (typed events) and the options.
+//
+// It is stateless by default: "store": false, and the session is the only
+// copy of the conversation. Each reasoning item comes back as a thinking
+// block (Provider "openai-responses", ID the item's id, Text its summary,
+// Signature its encrypted content, asked for with include
+// "reasoning.encrypted_content") and is sent back as a reasoning item with
+// the next requests, from the same process or from a session resumed
+// later. [ResponsesOptions].PreviousResponseID stores responses at OpenAI
+// and chains the calls instead (see its trade-off).
+//
+// Mapped as for Chat Completions, with these differences: the system prompt
+// is the first input item, a "developer" message (not repeated in a chained
+// call: the stored conversation holds it); assistant text goes back as an
+// assistant message item and tool_use blocks as function_call items, in
+// block order; a tool result is a function_call_output whose output is its
+// text, or, with images or PDFs, a list of input_text, input_image and
+// input_file parts (the API takes media in tool results); images are
+// input_image (a data: URL or a URL), PDFs input_file (file_data with its
+// name, or file_url); audio and other media types are refused before
+// sending with [agentrt.ErrUnsupportedContent]. ToolChoice becomes
+// tool_choice ("tool" as {"type":"function","name":...}), ResponseSchema
+// text.format json_schema (strict when the schema allows), MaxTokens
+// max_output_tokens. Out of the reply: output_text and refusal parts are
+// text blocks (a refusal finishes with FinishContentFilter), function_call
+// items tool_use blocks; a streamed call hands text and refusal deltas to
+// OnText and takes the message, with the function calls' arguments whole,
+// from the stream's last event (response.completed or response.incomplete).
+// An incomplete response finishes with FinishLength (max_output_tokens) or
+// FinishContentFilter; a failed one, or an error event in the stream, is a
+// ProviderError with the API's code. Usage: input_tokens, output_tokens,
+// reasoning_tokens, cached_tokens and cache_write_tokens. Output items of
+// built-in tools (web search, file search...) are not mapped: no such tool
+// is offered.
 package openai

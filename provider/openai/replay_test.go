@@ -109,6 +109,13 @@ func (s *replayServer) provider(opts *openai.Options) *openai.Provider {
 	return openai.New(client, "gpt-4o", opts)
 }
 
+// responses returns a Responses planner whose client talks to the replay
+// server.
+func (s *replayServer) responses(opts *openai.ResponsesOptions) *openai.Responses {
+	client := oai.NewClient(option.WithBaseURL(s.URL+"/v1"), option.WithAPIKey("test-key"))
+	return openai.NewResponses(client, "gpt-5", opts)
+}
+
 // request returns the i-th request received.
 func (s *replayServer) request(i int) recorded {
 	s.t.Helper()

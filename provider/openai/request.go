@@ -176,6 +176,9 @@ func contentPart(b agentrt.Block) (oai.ChatCompletionContentPartUnionParam, erro
 		return oai.TextContentPart(b.Text), nil
 	case agentrt.BlockImage:
 		if len(b.Data) == 0 && b.URL != "" {
+			if !isURL(b.URL) {
+				return oai.ChatCompletionContentPartUnionParam{}, notURL(b.URL)
+			}
 			return oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: b.URL}), nil
 		}
 		switch b.MediaType {
@@ -187,7 +190,7 @@ func contentPart(b agentrt.Block) (oai.ChatCompletionContentPartUnionParam, erro
 	case agentrt.BlockDocument:
 		switch {
 		case len(b.Data) == 0:
-			return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("document by URL (%s): Chat Completions takes a file's data or an uploaded file's id only", b.URL)
+			return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("document by URL (%s): Chat Completions takes a file's data only", b.URL)
 		case b.MediaType == "application/pdf":
 			name := b.Name
 			if name == "" {
@@ -204,6 +207,23 @@ func contentPart(b agentrt.Block) (oai.ChatCompletionContentPartUnionParam, erro
 		return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("document of media type %q: Chat Completions takes application/pdf files and audio/wav or audio/mpeg audio", b.MediaType)
 	}
 	return oai.ChatCompletionContentPartUnionParam{}, fmt.Errorf("a %s block belongs in an assistant message", b.Type)
+}
+
+// isURL reports whether s is an http, https or data URL, the URLs the
+// APIs fetch.
+func isURL(s string) bool {
+	for _, scheme := range []string{"https://", "http://", "data:"} {
+		if len(s) > len(scheme) && strings.EqualFold(s[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
+}
+
+// notURL is the error for a Block.URL that is not a URL, such as the id
+// of an uploaded file ("file-abc123"), which neither API can be given.
+func notURL(s string) error {
+	return fmt.Errorf("%q is not an http(s) or data URL (an uploaded file's id cannot be sent: send the file's bytes)", s)
 }
 
 // dataURL is the data: URL of a block's bytes.
@@ -301,10 +321,16 @@ func (p *Provider) tool(t agentrt.ToolSpec) (oai.ChatCompletionToolUnionParam, e
 
 // schema returns the schema to send and whether it is strict.
 func (p *Provider) schema(s json.RawMessage) (json.RawMessage, bool) {
+	return schemaFor(s, p.opts.DisableStrict)
+}
+
+// schemaFor returns the schema to send, rewritten for strict mode unless
+// disableStrict or the schema cannot be, and whether it is strict.
+func schemaFor(s json.RawMessage, disableStrict bool) (json.RawMessage, bool) {
 	if len(bytes.TrimSpace(s)) == 0 {
 		s = emptyParameters
 	}
-	if p.opts.DisableStrict {
+	if disableStrict {
 		return s, false
 	}
 	strict, err := strictSchema(s)

@@ -1,0 +1,173 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentrt/agentrt"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// stream makes a streaming call, hands each text and refusal delta to
+// onText, and returns the response that the stream's last event
+// (response.completed or response.incomplete) carries whole.
+func (r *Responses) stream(ctx context.Context, params responses.ResponseNewParams, onText func(string), raw **http.Response, ropts []option.RequestOption) (*responses.Response, error) {
+	st := r.client.Responses.NewStreaming(ctx, params, ropts...)
+	defer st.Close()
+	events := 0
+	var final *responses.Response
+	var items []responses.ResponseOutputItemUnion // from output_item.done, in case the last event has no output
+	for st.Next() {
+		events++
+		ev := st.Current()
+		switch ev.Type {
+		case "response.output_text.delta", "response.refusal.delta":
+			if ev.Delta != "" {
+				onText(ev.Delta)
+			}
+		case "response.output_item.done":
+			items = append(items, ev.Item)
+		case "response.completed", "response.incomplete", "response.failed":
+			resp := ev.Response
+			final = &resp
+		case "error":
+			info := errorInfo{Code: ev.Code, Message: ev.Message}
+			return nil, &agentrt.ProviderError{Provider: providerName, Code: info.Code, Message: info.Message, Kind: failureKind(info)}
+		}
+	}
+	if err := st.Err(); err != nil {
+		if events == 0 {
+			return nil, callError(ctx, err, *raw)
+		}
+		return nil, streamError(ctx, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	if final == nil {
+		if events == 0 {
+			return nil, badResponse("the stream ended before its first event", nil)
+		}
+		return nil, badResponse("the stream ended before the response was complete", nil)
+	}
+	if len(final.Output) == 0 {
+		final.Output = items
+	}
+	return final, nil
+}
+
+// response maps a complete response: reasoning items to thinking blocks
+// (the summary as text, the encrypted content as Signature), message
+// text and refusals to text blocks, function calls to tool_use blocks, in
+// the order of the output.
+func (r *Responses) response(resp *responses.Response) (*agentrt.ModelResponse, error) {
+	if resp == nil {
+		return nil, badResponse("the reply is empty", nil)
+	}
+	if resp.Status == responses.ResponseStatusFailed {
+		info := errorInfo{Code: string(resp.Error.Code), Message: resp.Error.Message}
+		return nil, &agentrt.ProviderError{Provider: providerName, Code: info.Code, Message: firstNonEmpty(info.Message, "the response failed"), Kind: failureKind(info)}
+	}
+	var blocks []agentrt.Block
+	calls, refused := 0, false
+	for _, item := range resp.Output {
+		switch item.Type {
+		case "reasoning":
+			var texts []string
+			for _, s := range item.Summary {
+				texts = append(texts, s.Text)
+			}
+			b := agentrt.Block{Type: agentrt.BlockThinking, ID: item.ID, Text: strings.Join(texts, "\n\n"), Provider: responsesProvider}
+			if item.EncryptedContent != "" {
+				b.Signature = []byte(item.EncryptedContent)
+			}
+			blocks = append(blocks, b)
+		case "message":
+			var text strings.Builder
+			for _, c := range item.Content {
+				switch c.Type {
+				case "output_text":
+					text.WriteString(c.Text)
+				case "refusal":
+					text.WriteString(c.Refusal)
+					refused = true
+				}
+			}
+			if text.Len() > 0 {
+				blocks = append(blocks, agentrt.TextBlock(text.String()))
+			}
+		case "function_call":
+			if item.Name == "" {
+				return nil, badResponse(fmt.Sprintf("function call %q has no name", item.CallID), nil)
+			}
+			id := item.CallID
+			if id == "" {
+				id = newCallID()
+			}
+			blocks = append(blocks, agentrt.ToolUseBlock(id, item.Name, toolInput(item.Arguments.OfString)))
+			calls++
+		}
+	}
+	model := string(resp.Model)
+	if model == "" {
+		model = r.model
+	}
+	u := resp.Usage
+	return &agentrt.ModelResponse{
+		Message: agentrt.NewAssistantMessage(blocks...),
+		Usage: agentrt.Usage{
+			InputTokens:      int(u.InputTokens),
+			OutputTokens:     int(u.OutputTokens),
+			ReasoningTokens:  int(u.OutputTokensDetails.ReasoningTokens),
+			CacheReadTokens:  int(u.InputTokensDetails.CachedTokens),
+			CacheWriteTokens: int(u.InputTokensDetails.CacheWriteTokens),
+		},
+		Finish: responsesFinish(resp, calls > 0, refused),
+		Model:  model,
+	}, nil
+}
+
+// responsesFinish maps a response's status: an incomplete response to
+// FinishLength (max_output_tokens) or FinishContentFilter, a complete one
+// to FinishToolUse when it calls tools, FinishContentFilter when it
+// refused, and FinishStop otherwise.
+func responsesFinish(resp *responses.Response, hasCalls, refused bool) agentrt.FinishReason {
+	switch resp.Status {
+	case responses.ResponseStatusIncomplete:
+		switch resp.IncompleteDetails.Reason {
+		case "max_output_tokens":
+			return agentrt.FinishLength
+		case "content_filter":
+			return agentrt.FinishContentFilter
+		}
+		return agentrt.FinishOther
+	case responses.ResponseStatusCompleted, "":
+		switch {
+		case hasCalls:
+			return agentrt.FinishToolUse
+		case refused:
+			return agentrt.FinishContentFilter
+		}
+		return agentrt.FinishStop
+	}
+	return agentrt.FinishOther
+}
+
+// failureKind classifies the error of a failed response or an error
+// event by its code.
+func failureKind(info errorInfo) error {
+	switch c := strings.ToLower(info.Code + " " + info.Type); {
+	case isContextLength(info):
+		return agentrt.ErrContextLength
+	case strings.Contains(c, "rate_limit"):
+		return agentrt.ErrRateLimited
+	case strings.Contains(c, "server_error"), strings.Contains(c, "overloaded"), strings.Contains(c, "unavailable"):
+		return agentrt.ErrOverloaded
+	case strings.Contains(c, "invalid"):
+		return agentrt.ErrInvalidRequest
+	}
+	return agentrt.ErrBadResponse
+}
