@@ -243,7 +243,7 @@ func (d *durableLoop) Plan(ctx context.Context, req *ModelRequest, prev *Compact
 	var resp *ModelResponse
 	var layer Layer
 	var planErr, fatal error
-	if perr := contain(func() { resp, layer, planErr, fatal, _ = r.planAttempt(&q) }); perr != nil {
+	if perr := contain(func() { resp, layer, planErr, fatal, _ = r.planAttempt(&q, q.Messages) }); perr != nil {
 		// A Goexit: a panic was recovered where it happened.
 		switch r.planStage {
 		case "Plan":

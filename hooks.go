@@ -189,13 +189,16 @@ func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Contex
 		if h.BeforePlan == nil {
 			continue
 		}
-		if err := callHook("BeforePlan", i, func() error {
+		system, tools, msgs := req.System, req.Tools, req.Messages
+		err := callHook("BeforePlan", i, func() error {
 			c, err := h.BeforePlan(ctx, req)
 			if c != nil {
 				ctx = c
 			}
 			return err
-		}); err != nil {
+		})
+		r.tr.fp.changedBy(i, req.System != system, !sameTools(req.Tools, tools), !sameSlice(req.Messages, msgs))
+		if err != nil {
 			r.afterPlanN(ctx, req, nil, err, i)
 			return ctx, err
 		}

@@ -22,7 +22,7 @@ func (r *run) plan() (*ModelResponse, bool) {
 		// A fresh request per attempt: the planner and hooks may keep it.
 		req := r.l.request(view)
 		req.OnText = r.onText
-		resp, layer, planErr, fatal, live := r.planAttempt(req)
+		resp, layer, planErr, fatal, live := r.planAttempt(req, view)
 		if fatal != nil {
 			return nil, r.stop(StopError, layer, "", fatal)
 		}
@@ -80,8 +80,10 @@ func planRetry(p RetryPolicy, attempt int, compacted bool, err error) (compact, 
 // and the AfterPlan hooks. It returns the response, or the planner's error
 // or panic (an error may be retried), or an error that ends the run
 // (fatal: a BeforePlan hook refused, or panicked) with its layer. live
-// reports whether the run was still live when the planner returned.
-func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, planErr, fatal error, live bool) {
+// reports whether the run was still live when the planner returned. The
+// trace fingerprints the request the planner gets (view is its messages
+// from the session).
+func (r *run) planAttempt(req *ModelRequest, view []Message) (resp *ModelResponse, layer Layer, planErr, fatal error, live bool) {
 	ctx := r.turnCtx
 	if len(r.p.hooks) > 0 {
 		r.planStage = "BeforePlan"
@@ -90,6 +92,9 @@ func (r *run) planAttempt(req *ModelRequest) (resp *ModelResponse, layer Layer, 
 			return nil, LayerHook, nil, fmt.Errorf("agentrt: a BeforePlan hook refused the planner call (turn %d): %w", req.Turn, hookErr), false
 		}
 		r.tr.span = spanOf(ctx)
+	}
+	if r.tr.on {
+		r.tr.fp.take(req, view)
 	}
 	r.planStage = "Plan"
 	if perr := protect(&r.left, func() { resp, planErr = r.p.planner.Plan(ctx, req) }); perr != nil {

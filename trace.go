@@ -49,16 +49,17 @@ type tracer struct {
 	// The running token estimate of the history, when the view is the
 	// history itself: messages counted and their tokens.
 	estN, est int
-	buf       []byte   // the record of the turn in progress
-	run       []byte   // the run's record, built at its end
-	sec       int64    // the Unix second of prefix, +1; 0 for none yet
-	prefix    [20]byte // "YYYY-MM-DDThh:mm:ss."
-	off       bool     // the store keeps no records
-	on        bool     // the trace is written (the store keeps records)
-	open      bool     // a planner call is in progress
-	pending   bool     // buf holds a turn's record, not yet written
-	split     bool     // its model call was written apart
-	calls     int32    // tool calls in buf's record
+	buf       []byte       // the record of the turn in progress
+	run       []byte       // the run's record, built at its end
+	sec       int64        // the Unix second of prefix, +1; 0 for none yet
+	prefix    [20]byte     // "YYYY-MM-DDThh:mm:ss."
+	off       bool         // the store keeps no records
+	on        bool         // the trace is written (the store keeps records)
+	open      bool         // a planner call is in progress
+	pending   bool         // buf holds a turn's record, not yet written
+	split     bool         // its model call was written apart
+	calls     int32        // tool calls in buf's record
+	fp        fingerprints // of each planner request (fingerprint.go)
 }
 
 // viewTokens counts the tokens of a Compressor's view, for the trace. A
@@ -126,6 +127,7 @@ func (r *run) tracePlan(view, full []Message) {
 	} else {
 		t.tokens = t.viewTokens // counted by compress
 	}
+	t.fp.compaction = !sameSlice(view, full)
 	t.upTo = 0
 	if r.compact != nil && r.p.compressor != nil {
 		t.upTo = r.compact.UpTo + 1
@@ -201,6 +203,14 @@ func (r *run) traceModelCall(resp *ModelResponse, err error, layer Layer) {
 			b = append(b, `,"finish":`...)
 			b = appendJSONString(b, string(resp.Finish))
 		}
+	}
+	if resp != nil && r.p.budget.Prices != (Prices{}) {
+		b = append(b, `,"cost":`...)
+		b = strconv.AppendFloat(b, r.p.budget.Prices.Cost(resp.Usage), 'g', 6, 64)
+	}
+	if t.fp.taken {
+		b = t.fp.appendPrefix(b)
+		t.fp.commit()
 	}
 	b = appendFailure(b, err, layer)
 	b = appendSpan(b, t.span)

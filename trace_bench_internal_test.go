@@ -9,8 +9,8 @@ import (
 )
 
 // BenchmarkTraceTurn is the trace work of one tool turn alone, on the
-// memory store: the planner call's start and end, one tool call and the
-// turn's record (see BenchmarkTraceCost for its share of a whole turn).
+// memory store: the planner call's start, its request's fingerprint and
+// end, one tool call and the turn's record (see BenchmarkTraceCost for its share of a whole turn).
 func BenchmarkTraceTurn(b *testing.B) {
 	store := &MemoryStore{}
 	ag := &Agent{Planner: PlannerFunc(func(context.Context, *ModelRequest) (*ModelResponse, error) { return nil, nil }), Store: store}
@@ -28,6 +28,7 @@ func BenchmarkTraceTurn(b *testing.B) {
 			hist = hist[:1]
 		}
 		r.tracePlan(hist, hist)
+		r.tr.fp.take(&ModelRequest{System: "Be brief.", Tools: p.specs, Messages: hist}, hist)
 		r.traceModelCall(resp, nil, "")
 		c.start = r.now() // as execute does
 		r.traceToolCall(c)
@@ -71,6 +72,7 @@ func traceRun(store *MemoryStore, _ *Agent, p *prepared, resp, final *ModelRespo
 	r.l.turn = 1
 	if traced {
 		r.tracePlan(hist, hist)
+		r.tr.fp.take(&ModelRequest{System: "Be brief.", Tools: p.specs, Messages: hist}, hist)
 		r.traceModelCall(resp, nil, "")
 	}
 	c := &call{use: resp.Message.Blocks[0], ran: true, start: r.now(), dur: time.Microsecond}

@@ -373,3 +373,88 @@ func TestTraceOutcomeCancelledAfterACancellingTool(t *testing.T) {
 	}
 	assert.Equal(t, []string{"call_1:cancelled", "call_2:cancelled", "call_3:cancelled"}, traced)
 }
+
+// Each planner call's record fingerprints its request, part by part, so
+// that the timeline can say which part broke the prompt cache: a call
+// that only appended lists the new messages' hashes; a hook that changes
+// the system prompt is named; the runtime's last-turn note is a tail; a
+// new run lists every message again, with the same hashes.
+func TestTraceFingerprintsTheRequest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := &agentrt.MemoryStore{}
+	script := agenttest.Script(
+		agenttest.CallTool("add", `{"a":1,"b":1}`),
+		agenttest.CallTool("add", `{"a":2,"b":1}`),
+		agenttest.Reply("3"),
+		agenttest.Reply("again"),
+	)
+	stamp := 0
+	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store, Instructions: "Be brief.", MaxTurns: 2,
+		Budget: agentrt.Budget{Prices: agentrt.Prices{Input: 1, Output: 2}},
+		Hooks: []agentrt.Hooks{{}, {BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
+			stamp++
+			if stamp == 2 { // a bad hook: the time in the system prompt
+				req.System += " It is 10:02."
+			}
+			return ctx, nil
+		}}},
+	}
+	_, err := agenttest.Collect(ag.Run(ctx, "s", "add"))
+	require.NoError(t, err)
+	_, err = agenttest.Collect(ag.Run(ctx, "s", "more"))
+	require.NoError(t, err)
+
+	var model []map[string]any // the model calls of both runs
+	for _, r := range allRecords(t, store, "s") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(r.Data, &m))
+		if lt, ok := m["last_turn"].(map[string]any); ok {
+			m = lt
+		}
+		if mc, ok := m["model_call"].(map[string]any); ok {
+			model = append(model, mc)
+		}
+	}
+	require.Len(t, model, 4)
+	prefix := make([]map[string]any, len(model))
+	for i, mc := range model {
+		prefix[i] = mc["prefix"].(map[string]any)
+		assert.Regexp(t, `^[0-9a-f]{8}$`, prefix[i]["system"])
+		assert.Contains(t, mc, "cost")
+	}
+	hashes := func(p map[string]any) []string {
+		var hs []string
+		for _, h := range p["hashes"].([]any) {
+			hs = append(hs, h.(string))
+		}
+		return hs
+	}
+	// Run 1, call 1: everything is new.
+	assert.EqualValues(t, 1, prefix[0]["messages"])
+	assert.EqualValues(t, 0, prefix[0]["from"])
+	assert.Len(t, hashes(prefix[0]), 1)
+	assert.NotEmpty(t, prefix[0]["tool_list"], "a run's first call lists its tools")
+	// Call 2: appended the call and its result; hook 1 changed the system prompt.
+	assert.EqualValues(t, 3, prefix[1]["messages"])
+	assert.EqualValues(t, 1, prefix[1]["from"])
+	assert.Len(t, hashes(prefix[1]), 2)
+	assert.NotEqual(t, prefix[0]["system"], prefix[1]["system"])
+	assert.Equal(t, map[string]any{"system": "hook 1"}, prefix[1]["changed"])
+	assert.Equal(t, prefix[0]["tools"], prefix[1]["tools"])
+	assert.NotContains(t, prefix[1], "tool_list", "the same tools are not listed again")
+	// Call 3: the final answer after MaxTurns: the note is a tail, the
+	// system prompt is the agent's again.
+	assert.EqualValues(t, 6, prefix[2]["messages"])
+	assert.EqualValues(t, 3, prefix[2]["from"])
+	assert.EqualValues(t, 1, prefix[2]["tail"])
+	assert.Len(t, hashes(prefix[2]), 3, "two new messages and the tail")
+	assert.Equal(t, prefix[0]["system"], prefix[2]["system"])
+	// Run 2: a new run lists every message, and they hash as before.
+	assert.EqualValues(t, 0, prefix[3]["from"])
+	h3 := hashes(prefix[3])
+	require.Len(t, h3, 7, "the session's 5 first messages, the answer and the new input")
+	assert.Equal(t, hashes(prefix[0])[0], h3[0])
+	assert.Equal(t, hashes(prefix[1]), h3[1:3])
+	assert.Equal(t, hashes(prefix[2])[:2], h3[3:5])
+}
