@@ -69,7 +69,7 @@ func newRecorder(f *fakeT, name string, opts *cassette.Options) (r *cassette.Rec
 }
 
 // vendor is a fake model API that answers every POST with reply.
-func vendor(t *testing.T, status int, contentType, reply string) *httptest.Server {
+func fakeServer(t *testing.T, status int, contentType, reply string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -103,7 +103,7 @@ func post(t *testing.T, client *http.Client, url, body string, header ...string)
 func TestRecordThenReplayServesTheSameBytes(t *testing.T) {
 	t.Parallel()
 	const sse = "event: message_start\ndata: {\"type\":\"message_start\"    }\n\nevent: message_stop\ndata: {}\n\n"
-	srv := vendor(t, http.StatusOK, "text/event-stream", sse)
+	srv := fakeServer(t, http.StatusOK, "text/event-stream", sse)
 	name := filepath.Join(t.TempDir(), "stream")
 
 	rec := &fakeT{TB: t}
@@ -130,7 +130,7 @@ func TestRecordThenReplayServesTheSameBytes(t *testing.T) {
 
 func TestReplayKeepsTheStatus(t *testing.T) {
 	t.Parallel()
-	srv := vendor(t, http.StatusTooManyRequests, "application/json", `{"error":{"type":"rate_limit_error"}}`)
+	srv := fakeServer(t, http.StatusTooManyRequests, "application/json", `{"error":{"type":"rate_limit_error"}}`)
 	name := filepath.Join(t.TempDir(), "429")
 	rec := &fakeT{TB: t}
 	r := newRecorder(rec, name, &cassette.Options{Mode: cassette.Record})
@@ -159,7 +159,7 @@ func TestNoSecretReachesTheCassette(t *testing.T) {
 	)
 	t.Setenv("CASSETTE_TEST_KEY", envKey)
 	// The vendor echoes a key into its answer, as some error messages do.
-	srv := vendor(t, http.StatusUnauthorized, "application/json", `{"error":"bad key `+queryKey+` or `+envKey+`"}`)
+	srv := fakeServer(t, http.StatusUnauthorized, "application/json", `{"error":"bad key `+queryKey+` or `+envKey+`"}`)
 	name := filepath.Join(t.TempDir(), "secrets")
 
 	f := &fakeT{TB: t}
@@ -189,7 +189,7 @@ func TestNoSecretReachesTheCassette(t *testing.T) {
 
 func TestReplayNamesTheFirstDifference(t *testing.T) {
 	t.Parallel()
-	srv := vendor(t, http.StatusOK, "application/json", `{"ok":true}`)
+	srv := fakeServer(t, http.StatusOK, "application/json", `{"ok":true}`)
 	name := filepath.Join(t.TempDir(), "diff")
 	recorded := `{"system":"Be brief.","messages":[{"role":"user","content":[{"type":"text","text":"Please work this out for me: what is 2+40? Answer with a number and nothing else."}]}],"tools":[{"name":"add","description":"Add two integers."}]}`
 	rec := &fakeT{TB: t}
@@ -231,7 +231,7 @@ func TestReplayNamesTheFirstDifference(t *testing.T) {
 
 func TestReplayIgnoresNamedFields(t *testing.T) {
 	t.Parallel()
-	srv := vendor(t, http.StatusOK, "application/json", `{}`)
+	srv := fakeServer(t, http.StatusOK, "application/json", `{}`)
 	name := filepath.Join(t.TempDir(), "ignore")
 	rec := &fakeT{TB: t}
 	r := newRecorder(rec, name, &cassette.Options{Mode: cassette.Record})
@@ -251,7 +251,7 @@ func TestReplayIgnoresNamedFields(t *testing.T) {
 
 func TestReplayMatchesPathAndMethod(t *testing.T) {
 	t.Parallel()
-	srv := vendor(t, http.StatusOK, "application/json", `{}`)
+	srv := fakeServer(t, http.StatusOK, "application/json", `{}`)
 	name := filepath.Join(t.TempDir(), "path")
 	rec := &fakeT{TB: t}
 	r := newRecorder(rec, name, &cassette.Options{Mode: cassette.Record})
