@@ -220,6 +220,26 @@ func (r *Recorder) stop() {
 	}
 }
 
+// MismatchError is the error a request that matches no recorded exchange
+// gets, wrapped by the SDK and the adapter.
+type MismatchError struct {
+	// File is the cassette file.
+	File string
+	// Request is the request's method and path: "POST /v1/messages".
+	Request string
+	// Diff is the first difference with the first exchange not yet
+	// replayed of the same method and path, as "path: recorded X ≠ sent
+	// Y", or "" when there is no such exchange.
+	Diff string
+}
+
+func (e *MismatchError) Error() string {
+	if e.Diff == "" {
+		return fmt.Sprintf("cassette %s: no recorded exchange for %s", e.File, e.Request)
+	}
+	return fmt.Sprintf("cassette %s: %s differs from the recording: %s", e.File, e.Request, e.Diff)
+}
+
 // bodyKey carries a request's body and match state to the matcher.
 type bodyKey struct{}
 
@@ -253,12 +273,9 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := r.rec.RoundTrip(req)
 	if errors.Is(err, vcr.ErrInteractionNotFound) {
-		msg := fmt.Sprintf("no recorded exchange for %s %s", req.Method, req.URL.Path)
-		if st.seen {
-			msg = fmt.Sprintf("request differs from the recording: %s", st.diff)
-		}
-		r.t.Errorf("cassette %s: %s", r.file, msg)
-		return nil, fmt.Errorf("cassette %s: %s", r.file, msg)
+		err := &MismatchError{File: r.file, Request: req.Method + " " + req.URL.Path, Diff: st.diff}
+		r.t.Errorf("%v", err)
+		return nil, err
 	}
 	if err == nil && r.mode == Replay {
 		r.mu.Lock()
