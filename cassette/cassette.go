@@ -50,7 +50,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"testing"
 
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
@@ -99,10 +98,20 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
+// TB is the part of testing.TB a Recorder uses; *testing.T and
+// *testing.B are TBs.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Cleanup(func())
+}
+
 // Recorder records to or replays from one cassette file. Its methods are
 // safe for concurrent use; the test's cleanup stops it.
 type Recorder struct {
-	t      testing.TB
+	t      TB
 	file   string
 	mode   Mode
 	rec    *recorder.Recorder
@@ -121,7 +130,7 @@ type Recorder struct {
 // read. The test's cleanup stops the recorder: it writes the cassette
 // when recording and, when replaying, fails the test if an exchange was
 // never asked for.
-func New(t testing.TB, name string, opts *Options) *Recorder {
+func New(t TB, name string, opts *Options) *Recorder {
 	t.Helper()
 	if opts == nil {
 		opts = &Options{}
