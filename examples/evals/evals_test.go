@@ -199,3 +199,37 @@ func chunks(text string) []string {
 	}
 	return out
 }
+
+// failures is a cassette.TB that keeps the failures a cassette reports,
+// for a test that expects them.
+type failures struct {
+	errs     []string
+	cleanups []func()
+}
+
+func (*failures) Helper() {}
+func (f *failures) Errorf(format string, a ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, a...))
+}
+func (f *failures) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+func (f *failures) Skipf(format string, a ...any)  { panic(fmt.Sprintf(format, a...)) }
+func (f *failures) Cleanup(fn func())              { f.cleanups = append(f.cleanups, fn) }
+
+// TestChangedPromptFailsReplay changes the agent's prompt and checks that
+// the replay of a case's cassette fails, naming what changed.
+func TestChangedPromptFailsReplay(t *testing.T) {
+	t.Parallel()
+	f := &failures{}
+	rec := cassette.New(f, filepath.Join("testdata", "cassettes", "refund-small"), &cassette.Options{Mode: cassette.Replay})
+	client := sdk.NewClient(option.WithHTTPClient(rec.Client()), option.WithAPIKey("no-key"), option.WithMaxRetries(0))
+	ag := NewAgent(anthropic.New(client, Model, &anthropic.Options{MaxRetries: -1}))
+	ag.Instructions = strings.Replace(Instructions, "up to 500 USD", "up to 800 USD", 1)
+	ag.Retry = agentrt.RetryPolicy{MaxAttempts: 1}
+	_, err := agenttest.Collect(ag.Run(context.Background(), "s1", "My headphones from order A100 broke. Please refund the full price."))
+	var mismatch *cassette.MismatchError
+	require.ErrorAs(t, err, &mismatch)
+	want := `system[0].text: recorded "…ivered order, up to 500 USD, with refund…" ≠ sent "…ivered order, up to 800 USD, with refund…"`
+	assert.Equal(t, want, mismatch.Diff)
+	require.NotEmpty(t, f.errs)
+	assert.Contains(t, f.errs[0], "POST /v1/messages differs from the recording: "+want)
+}
