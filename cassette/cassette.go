@@ -120,7 +120,7 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	want     []*vcr.Interaction // in replay: the cassette's exchanges
-	replayed int
+	replayed map[int]bool       // the ids of those replayed
 }
 
 // New returns the Recorder of the cassette name (the file name.yaml,
@@ -135,7 +135,7 @@ func New(t TB, name string, opts *Options) *Recorder {
 	if opts == nil {
 		opts = &Options{}
 	}
-	r := &Recorder{t: t, file: name + ".yaml"}
+	r := &Recorder{t: t, file: name + ".yaml", replayed: map[int]bool{}}
 	mode, err := r.chooseMode(opts)
 	if err != nil {
 		t.Fatalf("cassette %s: %v", r.file, err)
@@ -158,6 +158,7 @@ func New(t TB, name string, opts *Options) *Recorder {
 		recorder.WithReplayableInteractions(false),
 		recorder.WithHook(r.scrub, recorder.AfterCaptureHook),
 		recorder.WithHook(r.scrub, recorder.BeforeSaveHook),
+		recorder.WithHook(r.played, recorder.BeforeResponseReplayHook),
 	}
 	if opts.Transport != nil {
 		ropts = append(ropts, recorder.WithRealTransport(opts.Transport))
@@ -218,15 +219,25 @@ func (r *Recorder) stop() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.mode == Replay && r.replayed < len(r.want) {
-		for _, i := range r.want {
-			if !i.WasReplayed() {
-				r.t.Errorf("cassette %s: %d of %d recorded exchanges were never asked for, the first: %s %s",
-					r.file, len(r.want)-r.replayed, len(r.want), i.Request.Method, urlPath(i.Request.URL))
-				return
-			}
+	if r.mode != Replay {
+		return
+	}
+	for _, i := range r.want {
+		if !r.replayed[i.ID] {
+			r.t.Errorf("cassette %s: %d of %d recorded exchanges were never asked for, the first: %s %s",
+				r.file, len(r.want)-len(r.replayed), len(r.want), i.Request.Method, urlPath(i.Request.URL))
+			return
 		}
 	}
+}
+
+// played is the go-vcr hook run before an exchange is served: it notes
+// the exchange as replayed.
+func (r *Recorder) played(i *vcr.Interaction) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.replayed[i.ID] = true
+	return nil
 }
 
 // MismatchError is the error a request that matches no recorded exchange
@@ -285,11 +296,6 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		err := &MismatchError{File: r.file, Request: req.Method + " " + req.URL.Path, Diff: st.diff}
 		r.t.Errorf("%v", err)
 		return nil, err
-	}
-	if err == nil && r.mode == Replay {
-		r.mu.Lock()
-		r.replayed++
-		r.mu.Unlock()
 	}
 	return resp, err
 }

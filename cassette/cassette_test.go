@@ -322,3 +322,26 @@ func TestMode(t *testing.T) {
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+func TestReplayNamesTheExchangeNeverAskedFor(t *testing.T) {
+	t.Parallel()
+	srv := fakeServer(t, http.StatusOK, "application/json", `{}`)
+	name := filepath.Join(t.TempDir(), "unused")
+	rec := &fakeT{TB: t}
+	r := newRecorder(rec, name, &cassette.Options{Mode: cassette.Record})
+	for _, path := range []string{"/v1/first", "/v1/second", "/v1/third"} {
+		_, err := post(t, r.Client(), srv.URL+path, `{}`)
+		require.NoError(t, err)
+	}
+	rec.finish()
+
+	play := &fakeT{TB: t}
+	r = newRecorder(play, name, &cassette.Options{Mode: cassette.Replay})
+	_, err := post(t, r.Client(), "http://x/v1/first", `{}`)
+	require.NoError(t, err)
+	_, err = post(t, r.Client(), "http://x/v1/third", `{}`)
+	require.NoError(t, err)
+	play.finish()
+	require.Len(t, play.errors, 1)
+	assert.Contains(t, play.errors[0], "1 of 3 recorded exchanges were never asked for, the first: POST /v1/second")
+}
