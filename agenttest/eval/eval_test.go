@@ -208,17 +208,31 @@ func TestEachRunHasAFreshSession(t *testing.T) {
 		mu   sync.Mutex
 		lens []int
 	)
+	shared := &agentrt.MemoryStore{} // one store for every run: each has its own session
 	rn := &eval.Runner{K: 3, Parallel: 3, Agent: func(*eval.Case, int) *agentrt.Agent {
-		return agent(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		return withStore(shared, agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 			mu.Lock()
 			lens = append(lens, len(req.Messages))
 			mu.Unlock()
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("ok")), Finish: agentrt.FinishStop}, nil
 		}))
 	}}
-	rep := rn.Run(context.Background(), []eval.Case{{Name: "continue", Input: "Refund it.", Session: history}})
+	rep := rn.Run(context.Background(), []eval.Case{
+		{Name: "continue", Input: "Refund it.", Session: history},
+		{Name: "again", Input: "Refund it.", Session: history},
+	})
 	assert.Equal(t, 3, rep.Cases[0].Passes)
-	assert.Equal(t, []int{3, 3, 3}, lens, "the two messages given and the input, in every run")
+	assert.Equal(t, 3, rep.Cases[1].Passes)
+	assert.Equal(t, []int{3, 3, 3, 3, 3, 3}, lens, "the two messages given and the input, in every run")
+	infos, err := shared.List(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, infos, 6)
+}
+
+func withStore(store agentrt.SessionStore, steps ...agenttest.Step) *agentrt.Agent {
+	a := agent(steps...)
+	a.Store = store
+	return a
 }
 
 // TestFailingCaseShowsByName runs Runner.Test in a child go test process

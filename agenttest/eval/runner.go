@@ -16,9 +16,10 @@ import (
 type Runner struct {
 	// Agent returns the agent for one run of a case (trial counts from
 	// 0). It is called once per run, from several goroutines at a time,
-	// and must return an agent of its own each time: a scripted planner
-	// or a store is not shared between runs. A nil Store gets a fresh
-	// in-memory store.
+	// and must return an agent of its own each time (a scripted planner
+	// plays one run). A nil Store gets a fresh in-memory store; each run
+	// has a session of its own ("eval-CASE-TRIAL", by the case's index)
+	// in whatever store.
 	Agent func(c *Case, trial int) *agentrt.Agent
 	// K is how many times each case runs; 0 means 1.
 	K int
@@ -49,7 +50,7 @@ func (rn *Runner) Run(ctx context.Context, cases []Case) *Report {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				rep.Cases[i].Trials[trial] = rn.trial(ctx, &cases[i], trial)
+				rep.Cases[i].Trials[trial] = rn.trial(ctx, &cases[i], i, trial)
 			}()
 		}
 	}
@@ -67,14 +68,15 @@ func (rn *Runner) minPassRate() float64 {
 	return rn.MinPassRate
 }
 
-// trial runs case c once and scores it.
-func (rn *Runner) trial(ctx context.Context, c *Case, trial int) Trial {
+// trial runs case c, the index-th, once and scores it.
+func (rn *Runner) trial(ctx context.Context, c *Case, index, trial int) Trial {
 	r := &Run{Case: c, Trial: trial}
 	ag := rn.Agent(c, trial)
 	if ag.Store == nil {
 		ag.Store = &agentrt.MemoryStore{}
 	}
-	id := fmt.Sprintf("eval-%d", trial)
+	// An id of its own even in a store the agents share.
+	id := fmt.Sprintf("eval-%d-%d", index, trial)
 	for _, m := range c.Session {
 		if err := ag.Store.Append(ctx, id, m); err != nil {
 			r.Err = err
