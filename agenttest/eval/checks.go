@@ -38,9 +38,8 @@ func Matches(expr string) Check {
 	}}
 }
 
-// Decodes checks that the final answer is JSON that decodes into a T
-// (strictly: a field T lacks fails the check)
-// and that fn, when not nil, accepts it.
+// Decodes checks that the final answer is JSON that decodes into a T,
+// strictly (a field T lacks fails), and that fn, when not nil, accepts it.
 func Decodes[T any](fn func(T) error) Check {
 	var zero T
 	return Check{Name: fmt.Sprintf("decodes into %T", zero), Fn: func(_ context.Context, r *Run) error {
