@@ -111,25 +111,29 @@ func TestStreamingReplaysDeltaByDelta(t *testing.T) {
 	}
 }
 
-// TestReplayFailsOnAChangedRequest changes what the agent of the
-// committed "agent" cassettes sends, and checks that replay fails naming
-// the JSON path of the change.
+// TestReplayFailsOnAChangedRequest changes the agent of the committed
+// "agent" cassettes (its system prompt, its tool's description, input
+// schema or result, its input), and checks that replay fails naming the
+// JSON path of what it then sends otherwise.
 func TestReplayFailsOnAChangedRequest(t *testing.T) {
 	t.Parallel()
 	want := map[string]map[string]string{
 		"anthropic": {
+			"tool result":      `messages[2].content[0].content[0].text: recorded "40 C and sunny in Florence, Italy" ≠ sent "41 C and sunny in Florence, Italy"`,
 			"system prompt":    `system[0].text: recorded "You are a helpful assistant." ≠ sent "You are a terse assistant."`,
 			"tool description": `tools[0].description: recorded "Get the weather for a location." ≠ sent "Get the forecast for a location."`,
 			"tool input":       `tools[0].input_schema.properties.location.description: recorded "the city" ≠ sent "the town"`,
 			"user input":       `messages[0].content[0].text: recorded "What's the weather in Florence?" ≠ sent "What's the weather in Florida?"`,
 		},
 		"openai": {
+			"tool result":      `messages[3].content: recorded "40 C and sunny in Florence, Italy" ≠ sent "41 C and sunny in Florence, Italy"`,
 			"system prompt":    `messages[0].content: recorded "You are a helpful assistant." ≠ sent "You are a terse assistant."`,
 			"tool description": `tools[0].function.description: recorded "Get the weather for a location." ≠ sent "Get the forecast for a location."`,
 			"tool input":       `tools[0].function.parameters.properties.location.description: recorded "the city" ≠ sent "the town"`,
 			"user input":       `messages[1].content: recorded "What's the weather in Florence?" ≠ sent "What's the weather in Florida?"`,
 		},
 		"gemini": {
+			"tool result":      `contents[2].parts[0].functionResponse.response.output: recorded "40 C and sunny in Florence, Italy" ≠ sent "41 C and sunny in Florence, Italy"`,
 			"system prompt":    `systemInstruction.parts[0].text: recorded "You are a helpful assistant." ≠ sent "You are a terse assistant."`,
 			"tool description": `tools[0].functionDeclarations[0].description: recorded "Get the weather for a location." ≠ sent "Get the forecast for a location."`,
 			"tool input":       `tools[0].functionDeclarations[0].parameters.properties.location.description: recorded "the city" ≠ sent "the town"`,
@@ -143,22 +147,11 @@ func TestReplayFailsOnAChangedRequest(t *testing.T) {
 				f := &fakeT{TB: t}
 				r := newRecorder(f, filepath.Join("testdata", v.name, "agent"), &cassette.Options{Mode: cassette.Replay})
 				require.NotNil(t, r)
-				instructions, desc, input := system, toolDesc, question
-				switch change {
-				case "system prompt":
-					instructions = strings.Replace(system, "helpful", "terse", 1)
-				case "tool description":
-					desc = strings.Replace(toolDesc, "weather", "forecast", 1)
-				case "user input":
+				input := question
+				if change == "user input" {
 					input = strings.Replace(question, "Florence", "Florida", 1)
 				}
-				p := v.provider(t, r.Client())
-				var a *agentrt.Agent
-				if change == "tool input" {
-					a = townAgent(p, instructions, desc)
-				} else {
-					a = weatherAgent(p, instructions, desc)
-				}
+				a := changedAgent(v.provider(t, r.Client()), change)
 				a.Retry = agentrt.RetryPolicy{MaxAttempts: 1}
 				var runErr error
 				for _, err := range a.Run(context.Background(), "s1", input) {
@@ -181,11 +174,27 @@ type townIn struct {
 	Location string `json:"location" jsonschema:"description=the town"`
 }
 
-func townAgent(p agentrt.Planner, instructions, toolDesc string) *agentrt.Agent {
-	weather := agentrt.NewTool("weather", toolDesc,
-		func(_ context.Context, in townIn) (string, error) { return "40 C and sunny in " + in.Location, nil },
-		agentrt.ReadOnly())
-	return &agentrt.Agent{Instructions: instructions, Tools: []agentrt.Tool{weather}, Planner: p, Store: &agentrt.MemoryStore{}}
+// changedAgent is weatherAgent on p with one change.
+func changedAgent(p agentrt.Planner, change string) *agentrt.Agent {
+	switch change {
+	case "system prompt":
+		return weatherAgent(p, strings.Replace(system, "helpful", "terse", 1), toolDesc)
+	case "tool description":
+		return weatherAgent(p, system, strings.Replace(toolDesc, "weather", "forecast", 1))
+	case "tool input":
+		ag := weatherAgent(p, system, toolDesc)
+		ag.Tools[0] = agentrt.NewTool("weather", toolDesc,
+			func(_ context.Context, in townIn) (string, error) { return "40 C and sunny in " + in.Location, nil },
+			agentrt.ReadOnly())
+		return ag
+	case "tool result":
+		ag := weatherAgent(p, system, toolDesc)
+		ag.Tools[0] = agentrt.NewTool("weather", toolDesc,
+			func(_ context.Context, in weatherIn) (string, error) { return "41 C and sunny in " + in.Location, nil },
+			agentrt.ReadOnly())
+		return ag
+	}
+	return weatherAgent(p, system, toolDesc)
 }
 
 // TestNoSecretInTheCommittedCassettes: the cassettes were recorded with
