@@ -25,8 +25,8 @@ import (
 	"github.com/agentrt/agentrt/provider/anthropic"
 )
 
-// TestEvals runs the dataset on Claude through the cassettes in
-// testdata/cassettes, one per case: offline, in CI. To run it on Claude
+// TestEvals runs the dataset on the Anthropic adapter through the
+// cassettes in testdata/cassettes, one per case: offline, in CI. To run it on Claude
 // itself and record the cassettes anew:
 //
 //	AGENTRT_CASSETTE=record ANTHROPIC_API_KEY=... go test ./examples/evals -run TestEvals

@@ -4,7 +4,9 @@
 //
 // With ANTHROPIC_API_KEY set it runs on Claude; without, on a scripted
 // stand-in for the model (scripted.go). Its test, evals_test.go, runs the
-// same dataset on Claude's answers recorded in cassettes, offline.
+// same dataset offline on the answers recorded in cassettes, through the
+// Anthropic adapter (the committed cassettes hold the stand-in's answers
+// in Anthropic's wire format; recorded with a key they hold Claude's).
 //
 //	go run ./examples/evals
 //	ANTHROPIC_API_KEY=... go run ./examples/evals -k 3 -report new.json -baseline old.json
