@@ -4,10 +4,12 @@ go 1.26.0
 
 require (
 	github.com/agentrt/agentrt v0.0.0-00010101000000-000000000000
+	github.com/agentrt/agentrt/cassette v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/mcptool v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/anthropic v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/gemini v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/openai v0.0.0-00010101000000-000000000000
+	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/term v0.47.0
@@ -17,7 +19,6 @@ require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
-	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
@@ -52,7 +53,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
@@ -64,10 +65,12 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
+	gopkg.in/dnaeon/go-vcr.v4 v4.0.8 // indirect
 )
 
 replace (
 	github.com/agentrt/agentrt => ../
+	github.com/agentrt/agentrt/cassette => ../cassette
 	github.com/agentrt/agentrt/mcptool => ../mcptool
 	github.com/agentrt/agentrt/provider/anthropic => ../provider/anthropic
 	github.com/agentrt/agentrt/provider/gemini => ../provider/gemini

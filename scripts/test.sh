@@ -5,8 +5,9 @@
 #
 # The repository is a Go workspace (go.work). The root module holds agentrt,
 # agenttest and nothing that pulls a vendor SDK; provider/openai,
-# provider/anthropic, provider/gemini, mcptool and agentotel are modules of
-# their own, and so are examples/ and internal/readmetest. In workspace mode
+# provider/anthropic, provider/gemini, mcptool, agentotel and cassette (on
+# go-vcr) are modules of their own, and so are examples/ and
+# internal/readmetest. In workspace mode
 # `go test ./...` at the root stops at a nested module, so this script names
 # one ./DIR/... pattern per module, all in one go command (one build list,
 # test binaries run in parallel). Arguments go to go test:
@@ -18,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-modules=(. agentotel mcptool provider/openai provider/anthropic provider/gemini examples internal/readmetest)
+modules=(. agentotel mcptool provider/openai provider/anthropic provider/gemini cassette examples internal/readmetest)
 patterns=()
 for m in "${modules[@]}"; do
 	patterns+=("./${m#./}/...")
