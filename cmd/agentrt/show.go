@@ -295,6 +295,40 @@ func orDash(s string) string {
 
 func tokens(in, out int) string { return fmt.Sprintf("in %d out %d", in, out) }
 
+// turnTokens is a model call's tokens, its input split into what the
+// provider's cache did not serve, read and wrote when the cache did any.
+func turnTokens(m *timeline.ModelCall) string {
+	u := m.Usage
+	if u.CacheReadTokens == 0 && u.CacheWriteTokens == 0 {
+		return tokens(u.InputTokens, u.OutputTokens)
+	}
+	return fmt.Sprintf("in %d (uncached %d, cache read %d, write %d) out %d",
+		u.InputTokens, m.Uncached(), u.CacheReadTokens, u.CacheWriteTokens, u.OutputTokens)
+}
+
+// costText formats a cost in the currency of the Agent's Prices.
+func costText(c float64) string { return strconv.FormatFloat(c, 'f', 4, 64) }
+
+// cacheText says what the session's cache did, for its header: the
+// share of input tokens read from the cache, the turns that broke the
+// cached prefix, and the cost when the records have one; "" when there
+// is nothing to say.
+func cacheText(s *timeline.Session) string {
+	var parts []string
+	if share, ok := s.CacheReadShare(); ok && s.Usage.CacheReadTokens+s.Usage.CacheWriteTokens > 0 {
+		parts = append(parts, "cache read "+percent(share))
+	}
+	if n := s.CacheBreaks(); n > 0 {
+		parts = append(parts, plural(n, "cache break"))
+	}
+	if c, ok := s.Cost(); ok {
+		parts = append(parts, "cost "+costText(c))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+
 // renderText prints the terminal timeline of s.
 func renderText(w io.Writer, s *timeline.Session, o textOptions) error {
 	p := &printer{w: w, o: o}
@@ -304,6 +338,9 @@ func renderText(w io.Writer, s *timeline.Session, o textOptions) error {
 	p.o.width = o.width
 	meta := fmt.Sprintf("created %s · %s · %s · %s · tokens %s", s.Created.UTC().Format("2006-01-02 15:04:05"),
 		plural(len(s.Runs), "run"), plural(s.Turns(), "turn"), workText(s, pdur), tokens(s.Usage.InputTokens, s.Usage.OutputTokens))
+	if c := cacheText(s); c != "" {
+		meta += " · " + c
+	}
 	if !s.Traced {
 		meta += " · no trace records (times from line timestamps)"
 	}
@@ -404,10 +441,7 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 		if m.TTFT > 0 {
 			parts = append(parts, sDim, " (first token "+pdur(m.TTFT)+")")
 		}
-		parts = append(parts, sDim, " · "+tokens(m.Usage.InputTokens, m.Usage.OutputTokens))
-		if m.Usage.CacheReadTokens > 0 {
-			parts = append(parts, sDim, fmt.Sprintf(" cached %d", m.Usage.CacheReadTokens))
-		}
+		parts = append(parts, sDim, " · "+turnTokens(m))
 		if m.Usage.ReasoningTokens > 0 {
 			parts = append(parts, sDim, fmt.Sprintf(" reasoning %d", m.Usage.ReasoningTokens))
 		}
@@ -418,6 +452,9 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 			}
 			parts = append(parts, sDim, shown)
 		}
+		if m.Cost != nil {
+			parts = append(parts, sDim, " · cost "+costText(*m.Cost))
+		}
 		if len(m.Retries) > 0 {
 			parts = append(parts, sYellow, " · "+plural(len(m.Retries), "retry"))
 		}
@@ -426,6 +463,9 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 		}
 	}
 	p.line(2, parts...)
+	if b := t.CacheBreak; b != nil {
+		p.line(4, sYellow, "✂ cache break: "+b.Cause)
+	}
 	if m != nil {
 		for _, rt := range m.Retries {
 			p.block(4, sYellow, fmt.Sprintf("↻ attempt %d failed (%s), retried after %s: ", rt.Attempt, orDash(rt.Layer), pdur(rt.Wait)), rt.Error)
