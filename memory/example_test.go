@@ -41,7 +41,8 @@ func Example() {
 }
 
 // The memory tools and hook on an agent: the hook shows the model what it
-// remembered, and records it in the session.
+// remembered in a message after the history, and records it in the
+// session. The system prompt stays the Agent's.
 func ExampleHook() {
 	ctx := context.Background()
 	mem, _ := sqlitemem.Open(":memory:", nil)
@@ -51,6 +52,9 @@ func ExampleHook() {
 	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		fmt.Println(req.System)
+		fmt.Println("--")
+		last := req.Messages[len(req.Messages)-1] // what was recalled, for this call only
+		fmt.Println(string(last.Role) + ": " + last.Content)
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("A window seat, then."))}, nil
 	}))
 	ag := &agentrt.Agent{
@@ -70,8 +74,8 @@ func ExampleHook() {
 	fmt.Println(recs[0].Kind)
 	// Output:
 	// You book flights.
-	//
-	// Relevant memory (from earlier conversations and the documents; cite the file and heading of what you use):
+	// --
+	// user: Relevant memory, recalled for this turn (from earlier conversations and the documents, not written by the user; cite the file and heading of what you use):
 	// [1] Ann prefers window seats.
 	// memory.recall
 }
