@@ -222,3 +222,27 @@ func copyFile(t *testing.T, from, to string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(to, b, 0o600))
 }
+
+// A line cut to the width ends in an ellipsis whenever something is left
+// out, also when a part fills the line exactly.
+func TestLineCut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		width int
+		parts []string
+		want  string
+	}{
+		{"fits", 20, []string{"", "in 160", "", " out 9"}, "in 160 out 9"},
+		{"a part fills the line", 6, []string{"", "in 160", "", " out 9"}, "in 16…"},
+		{"cut in the second part", 9, []string{"", "in 160", "", " out 9"}, "in 160 o…"},
+		{"one column left", 7, []string{"", "in 160", "", " out 9"}, "in 160…"},
+		{"only empty parts after", 6, []string{"", "in 160", "", ""}, "in 160"},
+		{"no width", 0, []string{"", "in 160", "", " out 9"}, "in 160 out 9"},
+	} {
+		var b strings.Builder
+		p := &printer{w: &b, o: textOptions{width: tc.width}}
+		p.line(0, tc.parts...)
+		require.Equal(t, tc.want+"\n", b.String(), tc.name)
+	}
+}

@@ -195,7 +195,14 @@ func (p *printer) line(indent int, parts ...string) {
 			if left <= 0 {
 				break
 			}
-			text = termtext.Cut(text, left)
+			if more(parts[i+2:]) {
+				// A part that fills the line exactly ends in an ellipsis
+				// too: the parts after it are left out.
+				text = termtext.Cut(text+" …", left)
+				text = strings.TrimSuffix(text, " …")
+			} else {
+				text = termtext.Cut(text, left)
+			}
 			left -= termtext.Width(text)
 		}
 		b.WriteString(p.style(st, text))
@@ -203,6 +210,16 @@ func (p *printer) line(indent int, parts ...string) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintln(p.w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+// more reports whether parts (style, text pairs) hold any text.
+func more(parts []string) bool {
+	for i := 1; i < len(parts); i += 2 {
+		if parts[i] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // block prints text: on one line cut to the width, or whole with -full,
