@@ -123,9 +123,11 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 	}
 }
 
+// lastUserText is the text of the last user message, passing over what
+// a Hook before this one added.
 func lastUserText(msgs []agentrt.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == agentrt.RoleUser {
+		if msgs[i].Role == agentrt.RoleUser && !strings.HasPrefix(msgs[i].Content, RecallHeading) {
 			return msgs[i].Content
 		}
 	}

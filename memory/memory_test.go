@@ -398,3 +398,44 @@ func BenchmarkQueryTerms(b *testing.B) {
 		})
 	}
 }
+
+// Two hooks (facts of the user, documents of the team): each queries with
+// the user's message, not with what the other added, and each adds its
+// own message after the history.
+func TestTwoHooks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem := newMem(t)
+	_, err := memory.Remember(ctx, mem, "ann", "Ann deploys on Fridays.", "")
+	require.NoError(t, err)
+	_, err = mem.Put(ctx, "team", memory.SplitMarkdown("deploy.md", "# Deploys\n\nDeploys run from main on Fridays.\n")...)
+	require.NoError(t, err)
+	store := &agentrt.MemoryStore{}
+	var tail []string
+	planner := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		for _, m := range req.Messages[1:] {
+			tail = append(tail, m.Content)
+		}
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("Fridays."))}, nil
+	}))
+	ag := &agentrt.Agent{Planner: planner, Store: store, Hooks: []agentrt.Hooks{
+		memory.Hook(mem, "ann", &memory.HookOptions{Records: store}),
+		memory.Hook(mem, "team", &memory.HookOptions{Records: store}),
+	}}
+	_, err = agenttest.Collect(ag.Run(ctx, "s", "When do deploys happen on Fridays?"))
+	require.NoError(t, err)
+	require.Len(t, tail, 2, "one message from each hook")
+	assert.Contains(t, tail[0], "Ann deploys on Fridays.")
+	assert.Contains(t, tail[1], "deploy.md § Deploys")
+	recs, err := store.LoadRecords(ctx, "s")
+	require.NoError(t, err)
+	var queries []string
+	for _, rec := range recs {
+		if rec.Kind == memory.RecordKind {
+			var r memory.RecallRecord
+			require.NoError(t, json.Unmarshal(rec.Data, &r))
+			queries = append(queries, r.Scope+": "+r.Query)
+		}
+	}
+	assert.Equal(t, []string{"ann: When do deploys happen on Fridays?", "team: When do deploys happen on Fridays?"}, queries)
+}
