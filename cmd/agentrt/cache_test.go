@@ -246,3 +246,10 @@ func TestLineCut(t *testing.T) {
 		require.Equal(t, tc.want+"\n", b.String(), tc.name)
 	}
 }
+
+func TestCostText(t *testing.T) {
+	t.Parallel()
+	for c, want := range map[float64]string{0.0049: "0.0049", 0.00004: "0.00004", 12.5: "12.5", 0: "0", 0.0006 + 0.0022 + 0.0009: "0.0037", 3: "3"} {
+		require.Equal(t, want, costText(c), "%v", c)
+	}
+}

@@ -323,8 +323,12 @@ func turnTokens(m *timeline.ModelCall) string {
 		u.InputTokens, m.Uncached(), u.CacheReadTokens, u.CacheWriteTokens, u.OutputTokens)
 }
 
-// costText formats a cost in the currency of the Agent's Prices.
-func costText(c float64) string { return strconv.FormatFloat(c, 'f', 4, 64) }
+// costText formats a cost in the currency of the Agent's Prices, to the
+// millionth, without trailing zeros: 0.0049, 0.00004, 12.5.
+func costText(c float64) string {
+	s := strings.TrimRight(strconv.FormatFloat(c, 'f', 6, 64), "0")
+	return strings.TrimSuffix(s, ".")
+}
 
 // cacheText says what the session's cache did, for its header: the
 // share of input tokens read from the cache, the turns that broke the
