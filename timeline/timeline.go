@@ -5,6 +5,11 @@
 // decision and who made it) and, at the end, the layer that stopped the
 // run.
 //
+// Where a model call's request stopped repeating the previous call's, so
+// that the provider's prompt cache stopped serving it, is the turn's
+// [CacheBreak], with its cause, read from the request fingerprints of the
+// trace ([Prefix]).
+//
 // Turns are numbered on across runs. A run's duration is its own time;
 // the time the session waited for a person between a run that left calls
 // pending and the run that resumed them is [Run.Waited]. [Run.Status] and
