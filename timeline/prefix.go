@@ -89,9 +89,9 @@ func (b *builder) cacheBreak(t *Turn, m *ModelCall) *CacheBreak {
 	// The first message of the previous request's session part (its
 	// tail left out) that this one does not repeat, or -1.
 	rewrote := -1
-	known := prev != nil && prev.hashes != nil && p.From <= len(prev.hashes)
+	known := prev != nil && prev.hashes != nil && p.From >= 0 && p.From <= len(prev.hashes)
 	if known {
-		kept := prev.hashes[:max(len(prev.hashes)-prev.tail, 0)]
+		kept := prev.hashes[:len(prev.hashes)-min(max(prev.tail, 0), len(prev.hashes))]
 		for i := p.From; i < len(kept); i++ {
 			if j := i - p.From; j >= len(p.Hashes) || p.Hashes[j] != kept[i] {
 				rewrote = i

@@ -134,6 +134,29 @@ func TestCacheBreakCases(t *testing.T) {
 	}
 }
 
+// Malformed fingerprints (Verify reports them) neither panic nor make up
+// a break.
+func TestCacheBreakMalformed(t *testing.T) {
+	t.Parallel()
+	first := call{input: "a", model: "m", prefix: pfx("00000001", "00000002", 2, 0, []string{"0000000a", "0000000b"})}
+	for name, p := range map[string]map[string]any{
+		"negative from":   pfx("00000001", "00000002", 3, -1, []string{"0000000c"}),
+		"from past all":   pfx("00000001", "00000002", 3, 9, []string{"0000000c"}),
+		"negative tail":   pfx("00000001", "00000002", 3, 2, []string{"0000000c"}, "tail", -5),
+		"tail past all":   pfx("00000001", "00000002", 3, 2, []string{"0000000c"}, "tail", 99),
+		"too few hashes":  pfx("00000001", "00000002", 9, 2, []string{}),
+		"no hashes field": {"system": "00000001", "tools": "00000002", "from": 2},
+	} {
+		for _, calls := range [][]call{
+			{first, {model: "m", prefix: p}},
+			{first, {model: "m", prefix: p}, {model: "m", prefix: pfx("00000001", "00000002", 4, 3, []string{"0000000d"}, "tail", 1)}},
+			{{input: "a", model: "m", prefix: p}, {model: "m", prefix: p}},
+		} {
+			require.NotPanics(t, func() { timeline.FromRecords("s", "s.jsonl", session(calls)) }, name)
+		}
+	}
+}
+
 // longSession is a session of n calls in one run that only append, with a
 // recalled-memory tail, and a system prompt changed at call n/2.
 func longSession(n int) []jsonl.Line {
