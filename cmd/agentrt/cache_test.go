@@ -91,6 +91,10 @@ func TestRenderersAgreeOnCache(t *testing.T) {
 			s, err := timeline.Open(ctx, cacheFile(sc.file))
 			require.NoError(t, err)
 
+			var tailed strings.Builder
+			require.NoError(t, tail(ctx, cacheFile(sc.file), false, 0, textOptions{full: true}, &tailed))
+			require.Equal(t, strings.ReplaceAll(show.String(), "\n\n", "\n"), tailed.String(), "tail prints show's lines")
+
 			want := cacheFigures(s)
 			require.Equal(t, want, showCacheFigures(t, show.String()), "show and the timeline package")
 			require.Equal(t, want, pageCacheFigures(t, pageJSON(t, page.String())), "html and the timeline package")
