@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
@@ -41,7 +42,8 @@ func Example() {
 }
 
 // The memory tools and hook on an agent: the hook shows the model what it
-// remembered, and records it in the session.
+// remembered in a message after the history, and records it in the
+// session. The system prompt stays the Agent's.
 func ExampleHook() {
 	ctx := context.Background()
 	mem, _ := sqlitemem.Open(":memory:", nil)
@@ -51,6 +53,9 @@ func ExampleHook() {
 	store := &agentrt.MemoryStore{}
 	planner := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		fmt.Println(req.System)
+		fmt.Println("--")
+		last := req.Messages[len(req.Messages)-1] // what was recalled, for this call only
+		fmt.Println(string(last.Role) + ": " + last.Content)
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("A window seat, then."))}, nil
 	}))
 	ag := &agentrt.Agent{
@@ -70,8 +75,50 @@ func ExampleHook() {
 	fmt.Println(recs[0].Kind)
 	// Output:
 	// You book flights.
-	//
-	// Relevant memory (from earlier conversations and the documents; cite the file and heading of what you use):
+	// --
+	// user: Relevant memory, recalled for this turn (from earlier conversations and the documents, not written by the user; cite the file and heading of what you use):
 	// [1] Ann prefers window seats.
 	// memory.recall
+}
+
+// A BeforePlan hook that adds something for one call only puts it after
+// the history, as Hook does: the system prompt and every message the last
+// request sent stay the same bytes, so the provider's prompt cache serves
+// them again. (Put into req.System, the time would change the very start
+// of every request, and every call would pay for the whole prompt.)
+func Example_afterThePrefix() {
+	ctx := context.Background()
+	clock := 0
+	note := agentrt.Hooks{BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
+		clock++
+		// A new slice: the session's messages are not the hook's.
+		req.Messages = append(slices.Clip(req.Messages), agentrt.NewUserMessage(fmt.Sprintf("(It is %d o'clock.)", 8+clock)))
+		return ctx, nil
+	}}
+	calls := 0
+	model := agentrt.PlannerFunc(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		calls++
+		fmt.Printf("call %d, system %q:\n", calls, req.System)
+		for _, m := range req.Messages {
+			fmt.Printf("  %s: %s\n", m.Role, m.Text())
+		}
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprintf("Answer %d.", calls)))}, nil
+	})
+	ag := &agentrt.Agent{Instructions: "Be brief.", Planner: model, Store: &agentrt.MemoryStore{}, Hooks: []agentrt.Hooks{note}}
+	for _, q := range []string{"Good morning.", "Still morning?"} {
+		for _, err := range ag.Run(ctx, "s", q) {
+			if err != nil {
+				panic(err)
+			}
+		}
+	}
+	// Output:
+	// call 1, system "Be brief.":
+	//   user: Good morning.
+	//   user: (It is 9 o'clock.)
+	// call 2, system "Be brief.":
+	//   user: Good morning.
+	//   assistant: Answer 1.
+	//   user: Still morning?
+	//   user: (It is 10 o'clock.)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentrt/agentrt"
@@ -42,6 +43,9 @@ type RecallHit struct {
 	Text    string  `json:"text"`
 }
 
+// RecallHeading is the first line of the message [Hook] adds.
+const RecallHeading = "Relevant memory, recalled for this turn (from earlier conversations and the documents, not written by the user; cite the file and heading of what you use):"
+
 // HookOptions configures [Hook].
 type HookOptions struct {
 	// Limit is the number of items added to each request; 0 means 3.
@@ -60,11 +64,16 @@ type HookOptions struct {
 
 // Hook returns hooks that, before every planner call, query the scope with
 // the last user message (searching for at most [MaxQueryTerms] of its
-// words, so that a long paste costs what a question does) and add the best items to the request's system
-// prompt (under "Relevant memory"), then record them in the session as a
-// [RecordKind] record. It adds nothing when nothing matches. A failing
-// query or record ends the run with the error, as a failing BeforePlan
-// does.
+// words, so that a long paste costs what a question does), add the best
+// items to the request as one trailing user message (under [RecallHeading])
+// and record them in the session as a [RecordKind] record. It adds nothing
+// when nothing matches. A failing query or record ends the run with the
+// error, as a failing BeforePlan does.
+//
+// The message is for that call only: the session does not keep it, and
+// the next call gets its own. The system prompt and the history before it
+// stay byte-identical from call to call, so the provider's prompt cache
+// keeps serving them (docs/caching.md).
 func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 	var o HookOptions
 	if opts != nil {
@@ -93,14 +102,8 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 			if len(hits) == 0 {
 				return ctx, nil
 			}
-			var b strings.Builder
-			b.WriteString(req.System)
-			if req.System != "" {
-				b.WriteString("\n\n")
-			}
-			b.WriteString("Relevant memory (from earlier conversations and the documents; cite the file and heading of what you use):\n")
-			b.WriteString(FormatHits(hits, o.MaxText))
-			req.System = b.String()
+			// A new slice: the session's messages are not the hook's to change.
+			req.Messages = append(slices.Clip(req.Messages), agentrt.NewUserMessage(RecallHeading+"\n"+FormatHits(hits, o.MaxText)))
 			if ra == nil {
 				return ctx, nil
 			}
@@ -120,9 +123,11 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 	}
 }
 
+// lastUserText is the text of the last user message, passing over what
+// a Hook before this one added.
 func lastUserText(msgs []agentrt.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == agentrt.RoleUser {
+		if msgs[i].Role == agentrt.RoleUser && !strings.HasPrefix(msgs[i].Content, RecallHeading) {
 			return msgs[i].Content
 		}
 	}

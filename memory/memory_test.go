@@ -58,10 +58,13 @@ func TestAgentWithMemory(t *testing.T) {
 	p1.AssertDone(t)
 
 	// Session 2: the hook shows the fact; the model also searches the documents.
-	var shown string
+	var shown, system string
 	p2 := agenttest.Script(
 		agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-			shown = req.System
+			system = req.System
+			last := req.Messages[len(req.Messages)-1]
+			require.Equal(t, agentrt.RoleUser, last.Role)
+			shown = last.Content
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
 				agentrt.ToolUseBlock("s1", "search", json.RawMessage(`{"query":"flight seats policy"}`)))}, nil
 		}),
@@ -70,7 +73,8 @@ func TestAgentWithMemory(t *testing.T) {
 	events, err := agenttest.Collect(newAgent("ann", p2).Run(ctx, "ann-2", "Book my flight to Lisbon; which seat?"))
 	require.NoError(t, err)
 	p2.AssertDone(t)
-	assert.True(t, strings.HasPrefix(shown, "You are a travel assistant.\n\nRelevant memory"), shown)
+	assert.Equal(t, "You are a travel assistant.", system, "the system prompt is left alone")
+	assert.True(t, strings.HasPrefix(shown, memory.RecallHeading+"\n"), shown)
 	assert.Contains(t, shown, "Ann prefers window seats on flights.")
 	results := agenttest.Filter[agentrt.ToolResult](events)
 	require.Len(t, results, 1)
@@ -101,6 +105,7 @@ func TestAgentWithMemory(t *testing.T) {
 	var shownBob string
 	p3 := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
 		shownBob = req.System
+		require.Len(t, req.Messages, 1, "nothing recalled, nothing added")
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
 			agentrt.ToolUseBlock("r1", "recall", json.RawMessage(`{"query":"window seats flights"}`)))}, nil
 	}), agenttest.Reply("No preference known."))
@@ -120,6 +125,86 @@ func TestAgentWithMemory(t *testing.T) {
 		msgs, err := store.Load(ctx, id)
 		require.NoError(t, err)
 		agenttest.AssertInvariants(t, msgs)
+		for _, m := range msgs {
+			assert.NotContains(t, m.Content, memory.RecallHeading, "%s: the session does not keep what was recalled", id)
+		}
+	}
+}
+
+// Each request the hook sees is the session's history plus one message of
+// what was recalled: the system prompt and every message before that tail
+// are the bytes of the previous request's, so a provider's prompt cache
+// keeps serving them. The hook never changes the session's messages.
+func TestHookKeepsThePrefix(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem := newMem(t)
+	_, err := memory.Remember(ctx, mem, "ann", "Ann keeps her notes in notes.md.", "")
+	require.NoError(t, err)
+	_, err = memory.Remember(ctx, mem, "ann", "Ann's notes are in Portuguese.", "")
+	require.NoError(t, err)
+	type request struct {
+		system string
+		msgs   []byte // the messages, as JSON
+		n      int
+		last   agentrt.Message
+	}
+	var reqs []request
+	record := func(_ context.Context, req *agentrt.ModelRequest) {
+		b, err := json.Marshal(req.Messages)
+		require.NoError(t, err)
+		reqs = append(reqs, request{req.System, b, len(req.Messages), req.Messages[len(req.Messages)-1]})
+	}
+	step := func(resp *agentrt.ModelResponse) agenttest.Step {
+		return agenttest.Func(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			record(ctx, req)
+			return resp, nil
+		})
+	}
+	call := func(id, query string) *agentrt.ModelResponse {
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.ToolUseBlock(id, "recall", json.RawMessage(`{"query":"`+query+`"}`)))}
+	}
+	planner := agenttest.Script(
+		step(call("r1", "notes")),
+		step(call("r2", "Portuguese")),
+		step(&agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("In notes.md, in Portuguese."))}),
+		step(&agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("Yes."))}),
+	)
+	store := &agentrt.MemoryStore{}
+	ag := &agentrt.Agent{
+		Instructions: "You help Ann.",
+		Planner:      planner,
+		Store:        store,
+		Tools:        memory.Tools(mem, "ann"),
+		Hooks:        []agentrt.Hooks{memory.Hook(mem, "ann", &memory.HookOptions{Records: store})},
+	}
+	_, err = agenttest.Collect(ag.Run(ctx, "s", "Where are my notes kept?"))
+	require.NoError(t, err)
+	_, err = agenttest.Collect(ag.Run(ctx, "s", "Are they in Portuguese, my notes?"))
+	require.NoError(t, err)
+	planner.AssertDone(t)
+	require.Len(t, reqs, 4)
+
+	for i, r := range reqs {
+		assert.Equal(t, "You help Ann.", r.system, "call %d: the system prompt is the Agent's", i+1)
+		assert.Equal(t, agentrt.RoleUser, r.last.Role, "call %d", i+1)
+		assert.True(t, strings.HasPrefix(r.last.Content, memory.RecallHeading+"\n"), "call %d ends with what was recalled: %q", i+1, r.last.Content)
+		if i == 0 {
+			continue
+		}
+		// The previous request without its tail is a prefix of this one.
+		var prev, cur []json.RawMessage
+		require.NoError(t, json.Unmarshal(reqs[i-1].msgs, &prev))
+		require.NoError(t, json.Unmarshal(r.msgs, &cur))
+		require.Greater(t, len(cur), len(prev)-1, "call %d", i+1)
+		assert.Equal(t, prev[:len(prev)-1], cur[:len(prev)-1], "call %d repeats the history of call %d byte for byte", i+1, i)
+	}
+	msgs, err := store.Load(ctx, "s")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+	assert.Equal(t, reqs[3].n-1, len(msgs)-1, "the session holds the last request without its tail, and the answer")
+	for _, m := range msgs {
+		assert.NotContains(t, m.Content, memory.RecallHeading, "the session does not keep what was recalled")
 	}
 }
 
@@ -312,4 +397,45 @@ func BenchmarkQueryTerms(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Two hooks (facts of the user, documents of the team): each queries with
+// the user's message, not with what the other added, and each adds its
+// own message after the history.
+func TestTwoHooks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem := newMem(t)
+	_, err := memory.Remember(ctx, mem, "ann", "Ann deploys on Fridays.", "")
+	require.NoError(t, err)
+	_, err = mem.Put(ctx, "team", memory.SplitMarkdown("deploy.md", "# Deploys\n\nDeploys run from main on Fridays.\n")...)
+	require.NoError(t, err)
+	store := &agentrt.MemoryStore{}
+	var tail []string
+	planner := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		for _, m := range req.Messages[1:] {
+			tail = append(tail, m.Content)
+		}
+		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("Fridays."))}, nil
+	}))
+	ag := &agentrt.Agent{Planner: planner, Store: store, Hooks: []agentrt.Hooks{
+		memory.Hook(mem, "ann", &memory.HookOptions{Records: store}),
+		memory.Hook(mem, "team", &memory.HookOptions{Records: store}),
+	}}
+	_, err = agenttest.Collect(ag.Run(ctx, "s", "When do deploys happen on Fridays?"))
+	require.NoError(t, err)
+	require.Len(t, tail, 2, "one message from each hook")
+	assert.Contains(t, tail[0], "Ann deploys on Fridays.")
+	assert.Contains(t, tail[1], "deploy.md § Deploys")
+	recs, err := store.LoadRecords(ctx, "s")
+	require.NoError(t, err)
+	var queries []string
+	for _, rec := range recs {
+		if rec.Kind == memory.RecordKind {
+			var r memory.RecallRecord
+			require.NoError(t, json.Unmarshal(rec.Data, &r))
+			queries = append(queries, r.Scope+": "+r.Query)
+		}
+	}
+	assert.Equal(t, []string{"ann: When do deploys happen on Fridays?", "team: When do deploys happen on Fridays?"}, queries)
 }

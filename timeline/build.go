@@ -27,6 +27,8 @@ type modelCallRecord struct {
 	Tokens     int            `json:"tokens"`
 	UpTo       *int           `json:"compaction_up_to"`
 	Usage      *agentrt.Usage `json:"usage"`
+	Cost       *float64       `json:"cost"`
+	Prefix     *Prefix        `json:"prefix"`
 	Finish     string         `json:"finish"`
 	Error      string         `json:"error"`
 	Layer      string         `json:"layer"`
@@ -124,8 +126,9 @@ type builder struct {
 	calls    map[string]*ToolCall // every call of the session by tool_use id
 	pending  []agentrt.Message    // user messages not yet given to a turn
 	compact  *agentrt.Compaction
-	turns    int       // the session's turns so far
-	lastTime time.Time // of the previous line
+	prefix   *prefixState // the request of the last model call
+	turns    int          // the session's turns so far
+	lastTime time.Time    // of the previous line
 	lastLine int
 	running  bool // a process holds the session
 }
@@ -377,6 +380,7 @@ func (b *builder) modelCall(rec jsonl.Line, turn int, m modelCallRecord) {
 		Provider: m.Provider, Model: m.Model, Messages: m.Messages, Tokens: m.Tokens,
 		CompactionUpTo: -1, Finish: m.Finish, Error: m.Error, Layer: m.Layer,
 		TraceID: m.TraceID, SpanID: m.SpanID, Traced: true, Line: rec.Line,
+		Cost: m.Cost, Prefix: m.Prefix,
 	}
 	if m.UpTo != nil {
 		mc.CompactionUpTo = *m.UpTo
@@ -390,6 +394,7 @@ func (b *builder) modelCall(rec jsonl.Line, turn int, m modelCallRecord) {
 		mc.Retries = append(mc.Retries, Retry{Attempt: r.Attempt, Error: r.Error, Layer: r.Layer, Wait: ms(r.WaitMS)})
 	}
 	t.Model = mc
+	t.CacheBreak = b.cacheBreak(t, mc)
 }
 
 func (b *builder) finish() *Session {

@@ -5,6 +5,11 @@
 // decision and who made it) and, at the end, the layer that stopped the
 // run.
 //
+// Where a model call's request stopped repeating the previous call's, so
+// that the provider's prompt cache stopped serving it, is the turn's
+// [CacheBreak], with its cause, read from the request fingerprints of the
+// trace ([Prefix]).
+//
 // Turns are numbered on across runs. A run's duration is its own time;
 // the time the session waited for a person between a run that left calls
 // pending and the run that resumed them is [Run.Waited]. [Run.Status] and
@@ -197,7 +202,12 @@ type Turn struct {
 	// Compaction is the compaction recorded before this turn's call, if
 	// any.
 	Compaction *agentrt.Compaction `json:"compaction,omitempty"`
-	Line       int                 `json:"line"` // of the assistant message
+	// CacheBreak is the first part of the call's request that differs
+	// from the previous call's (the session's, across runs); nil when the
+	// request only appended to it, for the first call, and when the
+	// records hold no fingerprints (model_call "prefix").
+	CacheBreak *CacheBreak `json:"cache_break,omitempty"`
+	Line       int         `json:"line"` // of the assistant message
 
 	rec int // the turn number the run's trace records use
 }
@@ -212,6 +222,12 @@ type ModelCall struct {
 	Model    string        `json:"model,omitempty"`
 	Retries  []Retry       `json:"retries,omitempty"`
 	Usage    agentrt.Usage `json:"usage"`
+	// Cost is the call's cost in the currency of the Agent's Prices; nil
+	// when no prices were set.
+	Cost *float64 `json:"cost,omitempty"`
+	// Prefix is the fingerprint of the request; nil in files written
+	// before it.
+	Prefix *Prefix `json:"prefix,omitempty"`
 	// Messages and Tokens are what the model was shown, after compression:
 	// the number of messages and the token estimate.
 	Messages int `json:"messages,omitempty"`
@@ -227,6 +243,17 @@ type ModelCall struct {
 	// Traced is false when the times come from line timestamps.
 	Traced bool `json:"traced"`
 	Line   int  `json:"line,omitempty"`
+}
+
+// Uncached is the call's input tokens the provider's cache neither read
+// nor wrote: Usage.InputTokens counts them all.
+func (m *ModelCall) Uncached() int {
+	return Uncached(m.Usage)
+}
+
+// Uncached is u's input tokens that the cache neither read nor wrote.
+func Uncached(u agentrt.Usage) int {
+	return max(u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens, 0)
 }
 
 // Retry is a failed attempt of a model call that was retried.
@@ -456,6 +483,52 @@ func (s *Session) Work() (work, waited time.Duration) {
 		waited += r.Waited
 	}
 	return work, waited
+}
+
+// Cost is the sum of the costs of the session's model calls, and
+// whether any call had one (the Agent's Prices were set).
+func (s *Session) Cost() (cost float64, priced bool) {
+	for _, r := range s.Runs {
+		c, p := r.Cost()
+		cost += c
+		priced = priced || p
+	}
+	return cost, priced
+}
+
+// Cost is the sum of the costs of the run's model calls, and whether any
+// call had one.
+func (r *Run) Cost() (cost float64, priced bool) {
+	for _, t := range r.Turns {
+		if t.Model != nil && t.Model.Cost != nil {
+			cost += *t.Model.Cost
+			priced = true
+		}
+	}
+	return cost, priced
+}
+
+// CacheReadShare is the share of the session's input tokens read from
+// the provider's cache, from 0 to 1; ok is false when no input tokens
+// were counted.
+func (s *Session) CacheReadShare() (share float64, ok bool) {
+	if s.Usage.InputTokens <= 0 {
+		return 0, false
+	}
+	return float64(s.Usage.CacheReadTokens) / float64(s.Usage.InputTokens), true
+}
+
+// CacheBreaks counts the turns whose request broke the cached prefix.
+func (s *Session) CacheBreaks() int {
+	n := 0
+	for _, r := range s.Runs {
+		for _, t := range r.Turns {
+			if t.CacheBreak != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Turns counts the turns of every run.

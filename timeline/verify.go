@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +68,7 @@ func Verify(ctx context.Context, dir, id string, opts *VerifyOptions) ([]Finding
 		return nil, err
 	}
 	defer store.Close()
-	v := &verifier{file: file, uses: map[string]*useState{}}
+	v := &verifier{file: file, uses: map[string]*useState{}, lastPrefix: -1}
 	if err := store.Verify(ctx, id); err != nil {
 		var bad *jsonl.LineError
 		switch {
@@ -116,6 +117,9 @@ type verifier struct {
 	assists int      // assistant messages so far
 	msgs    int
 	waiting bool // the last line is the end of a run that left calls to a person
+	// The number of messages of the last model call's prefix, -1 when
+	// it had none.
+	lastPrefix int
 }
 
 func (v *verifier) add(line int, rule, format string, args ...any) {
@@ -221,6 +225,10 @@ func (v *verifier) turnTrace(rec jsonl.Line, t turnRecord) {
 		if m.UpTo != nil && (*m.UpTo < 0 || *m.UpTo > v.msgs) {
 			v.add(rec.Line, "record", "compaction_up_to %d is outside the %d messages before it", *m.UpTo, v.msgs)
 		}
+		if m.Cost != nil && *m.Cost < 0 {
+			v.add(rec.Line, "record", "model_call with a negative cost %v", *m.Cost)
+		}
+		v.prefix(rec, m.Prefix)
 	}
 	for _, c := range t.ToolCalls {
 		u := v.use(rec, c.ToolUseID, c.Tool)
@@ -240,6 +248,59 @@ func (v *verifier) turnTrace(rec jsonl.Line, t turnRecord) {
 			v.add(rec.Line, "record", "negative duration_ms %v for call %q", c.DurationMS, c.ToolUseID)
 		}
 	}
+}
+
+// prefix checks a model call's fingerprint: hashes of 8 lowercase hex
+// digits, a "from" within the request and the previous one, one hash
+// per message from it on.
+func (v *verifier) prefix(rec jsonl.Line, p *Prefix) {
+	last := v.lastPrefix
+	v.lastPrefix = -1
+	if p == nil {
+		return
+	}
+	bad := func(format string, args ...any) { v.add(rec.Line, "record", "model_call prefix: "+format, args...) }
+	for _, h := range []struct{ name, hash string }{{"system", p.System}, {"tools", p.Tools}} {
+		if !validHash(h.hash) {
+			bad("%s hash %q is not 8 lowercase hex digits", h.name, h.hash)
+		}
+	}
+	for i, t := range p.ToolList {
+		if t.Name == "" || !validHash(t.Hash) {
+			bad("tool_list[%d] is %q with hash %q (want a name and 8 lowercase hex digits)", i, t.Name, t.Hash)
+		}
+	}
+	for i, h := range p.Hashes {
+		if !validHash(h) {
+			bad("hashes[%d] %q is not 8 lowercase hex digits", i, h)
+			break
+		}
+	}
+	switch {
+	case p.Messages < 0 || p.From < 0 || p.From > p.Messages:
+		bad("from %d is outside its %d messages", p.From, p.Messages)
+	case len(p.Hashes) != p.Messages-p.From:
+		bad("%d hashes for messages %d to %d (want %d)", len(p.Hashes), p.From, p.Messages, p.Messages-p.From)
+	case last >= 0 && p.From > last:
+		bad("from %d is past the %d messages of the previous call", p.From, last)
+	case last < 0 && p.From > 0:
+		bad("from %d, but no call before it has a prefix to continue", p.From)
+	}
+	if p.Tail < 0 || p.Tail > p.Messages {
+		bad("tail %d is outside its %d messages", p.Tail, p.Messages)
+	}
+	for _, part := range slices.Sorted(maps.Keys(p.Changed)) {
+		by := p.Changed[part]
+		switch part {
+		case PartSystem, PartTools, PartMessages:
+		default:
+			bad("changed names part %q (want system, tools or messages)", part)
+		}
+		if !validChange(by) {
+			bad("changed %s is %q (want \"hook N\", \"compaction\" or \"runtime\")", part, by)
+		}
+	}
+	v.lastPrefix = p.Messages
 }
 
 // decode decodes a record's data into p, reporting a body of the wrong

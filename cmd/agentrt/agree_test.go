@@ -62,7 +62,7 @@ func TestRenderersAgree(t *testing.T) {
 			require.Contains(t, fromShow, fmt.Sprintf("session: 3 runs · 3 turns · %s of work, %s waiting for a person", dur(work), dur(waited)))
 			var table, errt strings.Builder
 			require.Equal(t, 0, run(ctx, []string{"ls", dir}, &table, &errt), errt.String())
-			require.Regexp(t, `(?m)^multi .* 3 +3 +`+dur(work)+` +`+dur(waited)+` +450/50 +completed +- `, table.String())
+			require.Regexp(t, `(?m)^multi .* 3 +3 +`+dur(work)+` +`+dur(waited)+` +450/50 +0\.0% +completed +- `, table.String())
 		})
 	}
 }

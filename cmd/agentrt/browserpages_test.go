@@ -37,6 +37,9 @@ type browserPage struct {
 	// person scrolls; Size is its size in bytes.
 	Long bool `json:"long,omitempty"`
 	Size int  `json:"size"`
+	// Breaks are the causes of the cache breaks the turns are marked
+	// with, in order.
+	Breaks []string `json:"breaks,omitempty"`
 }
 
 // TestWriteBrowserPages records the sessions of the browser test, renders
@@ -66,6 +69,9 @@ func TestWriteBrowserPages(t *testing.T) {
 		{longDir, browserPage{ID: "long", Open: "call_1", Input: `"path": "file0.go"`, Result: "<script>", Long: true}},
 		// Control characters and bidi controls are shown escaped.
 		{hostileDir, browserPage{ID: hostileID, Open: "call_1", Input: `\u202e` + chinese, Result: `\x1b[2J\x1b[H\x1b]52;c;`}},
+		// Turns whose request broke the cached prefix are marked.
+		{filepath.Dir(cacheFile("cache/hook-system.jsonl")), browserPage{ID: "hook-system", Open: "call_2", Input: `"path": "go.mod"`, Result: "module demo",
+			Breaks: []string{"system prompt changed by hook 1", "system prompt changed by hook 1"}}},
 		{hostileDir, browserPage{ID: brokenID, Layer: "provider", Open: "call_1", Input: chinese, Result: `检查失败\x1b[31m red \x1b[0m\u009b2J\u202e`}},
 	}
 	var manifest []browserPage

@@ -24,7 +24,14 @@ func FuzzCommands(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, s := range []string{example, string(old)} {
+	// A session with request fingerprints and cache breaks.
+	cached, err := os.ReadFile("../../timeline/testdata/cache/tool-list.jsonl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(strings.ReplaceAll(string(cached), `"from":1`, `"from":-1`)))
+	f.Add([]byte(strings.ReplaceAll(string(cached), `"tail":1`, `"tail":-3`)))
+	for _, s := range []string{example, string(old), string(cached)} {
 		f.Add([]byte(s))
 		f.Add([]byte(s[:len(s)/2]))         // cut mid-line
 		f.Add([]byte(s[:len(s)-1]))         // without its last newline

@@ -226,10 +226,10 @@ func TestLsHostileTitle(t *testing.T) {
 		return cols
 	}
 	head := starts(lines[0])
-	require.Len(t, head, 9, lines[0])
+	require.Len(t, head, 10, lines[0])
 	for _, l := range lines[1:] {
-		require.Equal(t, head, starts(l)[:9], "the columns line up:\n%s", got)
-		title := l[gap.FindAllStringIndex(l, -1)[8][1]:]
+		require.Equal(t, head, starts(l)[:10], "the columns line up:\n%s", got)
+		title := l[gap.FindAllStringIndex(l, -1)[9][1]:]
 		require.LessOrEqual(t, termtext.Width(title), 50, "title %q", title)
 		require.True(t, strings.HasSuffix(title, "…"), "title %q is cut", title)
 		require.True(t, strings.HasPrefix(title, `\x1b]0;pwned\a请读取`) || strings.HasPrefix(title, `请读取`), "title %q", title)

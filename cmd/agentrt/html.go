@@ -63,6 +63,7 @@ type page struct {
 	HeadLayer string
 	Badge     string
 	Work      string
+	Cache     string // cacheText: share read from the cache, breaks, cost
 	Data      template.JS
 }
 
@@ -91,13 +92,18 @@ type pageTick struct {
 }
 
 type pageTurn struct {
-	N      int        `json:"n"`
-	Tokens string     `json:"tokens,omitempty"`
-	TokIn  string     `json:"tok_in,omitempty"` // the token bar: input and output widths
-	TokOut string     `json:"tok_out,omitempty"`
-	Shown  string     `json:"shown,omitempty"`
-	Model  *pageCall  `json:"model,omitempty"`
-	Calls  []pageCall `json:"calls,omitempty"`
+	N      int    `json:"n"`
+	Tokens string `json:"tokens,omitempty"`
+	TokIn  string `json:"tok_in,omitempty"` // the token bar: input and output widths
+	TokOut string `json:"tok_out,omitempty"`
+	Shown  string `json:"shown,omitempty"`
+	Cost   string `json:"cost,omitempty"`
+	// Break is the cause of the turn's cache break (timeline.CacheBreak),
+	// BreakPart the part of the request it is in.
+	Break     string     `json:"break,omitempty"`
+	BreakPart string     `json:"break_part,omitempty"`
+	Model     *pageCall  `json:"model,omitempty"`
+	Calls     []pageCall `json:"calls,omitempty"`
 }
 
 // pageCall is a row that opens: a model call or a tool call.
@@ -144,7 +150,7 @@ type pagePre struct {
 // through it too.
 func renderHTML(w io.Writer, s *timeline.Session) error {
 	layer, head := s.Verdict()
-	p := page{S: s, Head: head, HeadLayer: layer, Badge: layer, Work: workText(s, dur)}
+	p := page{S: s, Head: head, HeadLayer: layer, Badge: layer, Work: workText(s, dur), Cache: cacheText(s)}
 	if p.Badge == timeline.LayerNone {
 		p.Badge = "completed"
 		if s.LastRun() == nil {
@@ -251,8 +257,8 @@ func layoutRun(s *timeline.Session, r *timeline.Run) pageRun {
 		if m := t.Model; m != nil {
 			u := m.Usage
 			pt.Tokens = fmt.Sprintf("in %d · out %d", u.InputTokens, u.OutputTokens)
-			if u.CacheReadTokens > 0 {
-				pt.Tokens += fmt.Sprintf(" · cached %d", u.CacheReadTokens)
+			if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+				pt.Tokens = fmt.Sprintf("in %d (uncached %d · cache read %d · cache write %d) · out %d", u.InputTokens, m.Uncached(), u.CacheReadTokens, u.CacheWriteTokens, u.OutputTokens)
 			}
 			if u.ReasoningTokens > 0 {
 				pt.Tokens += fmt.Sprintf(" · reasoning %d", u.ReasoningTokens)
@@ -264,6 +270,12 @@ func layoutRun(s *timeline.Session, r *timeline.Run) pageRun {
 				if m.CompactionUpTo >= 0 {
 					pt.Shown += fmt.Sprintf(", compacted up to message %d", m.CompactionUpTo)
 				}
+			}
+			if m.Cost != nil {
+				pt.Cost = "cost " + costText(*m.Cost)
+			}
+			if b := t.CacheBreak; b != nil {
+				pt.Break, pt.BreakPart = safe(b.Cause), b.Part
 			}
 			mc := modelRow(t, bar(m.Start, m.Duration))
 			pt.Model = &mc
@@ -319,13 +331,16 @@ func modelRow(t *timeline.Turn, bar string) pageCall {
 	if u.ReasoningTokens > 0 {
 		tok += fmt.Sprintf(" · reasoning %d", u.ReasoningTokens)
 	}
-	if u.CacheReadTokens > 0 {
-		tok += fmt.Sprintf(" · cache read %d", u.CacheReadTokens)
-	}
-	if u.CacheWriteTokens > 0 {
-		tok += fmt.Sprintf(" · cache write %d", u.CacheWriteTokens)
-	}
 	kv("tokens", tok)
+	if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+		kv("input", fmt.Sprintf("uncached %d · cache read %d · cache write %d", m.Uncached(), u.CacheReadTokens, u.CacheWriteTokens))
+	}
+	if m.Cost != nil {
+		kv("cost", costText(*m.Cost))
+	}
+	if b := t.CacheBreak; b != nil {
+		kv("cache break", b.Cause)
+	}
 	if m.Messages > 0 {
 		shown := fmt.Sprintf("%s, ~%d tokens", plural(m.Messages, "message"), m.Tokens)
 		if m.CompactionUpTo >= 0 {

@@ -25,11 +25,20 @@ type lsRow struct {
 	Input  int      `json:"input_tokens"`
 	Output int      `json:"output_tokens"`
 	Cost   *float64 `json:"cost_usd,omitempty"`
-	Stop   string   `json:"stop"`   // the last run's timeline.Run.Status
-	Reason string   `json:"reason"` // and its stop reason
-	Layer  string   `json:"failing_layer"`
-	Title  string   `json:"title"`
-	Error  string   `json:"error,omitempty"`
+	// CacheRead is the share of the input tokens read from the
+	// provider's cache (timeline.Session.CacheReadShare); nil when no
+	// input was counted.
+	CacheRead *float64 `json:"cache_read_share,omitempty"`
+	// CacheBreaks counts the turns whose request broke the cached prefix.
+	CacheBreaks int `json:"cache_breaks"`
+	// RecordedCost is the sum of the costs the records give (the Agent's
+	// Prices, in their currency); nil when they give none.
+	RecordedCost *float64 `json:"cost,omitempty"`
+	Stop         string   `json:"stop"`   // the last run's timeline.Run.Status
+	Reason       string   `json:"reason"` // and its stop reason
+	Layer        string   `json:"failing_layer"`
+	Title        string   `json:"title"`
+	Error        string   `json:"error,omitempty"`
 }
 
 func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -68,6 +77,13 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			c := float64(row.Input)/1e6**priceIn + float64(row.Output)/1e6**priceOut
 			row.Cost = &c
 		}
+		if share, ok := s.CacheReadShare(); ok {
+			row.CacheRead = &share
+		}
+		row.CacheBreaks = s.CacheBreaks()
+		if c, ok := s.Cost(); ok {
+			row.RecordedCost = &c
+		}
 		row.Stop, row.Layer = "-", "-"
 		if r := s.LastRun(); r != nil {
 			row.Stop, row.Reason = r.Status(), r.Reason
@@ -87,8 +103,14 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, rows)
 	}
-	head := []string{"ID", "UPDATED", "RUNS", "TURNS", "WORK", "WAITED", "TOKENS IN/OUT"}
-	if priced {
+	// Without prices on the command line, the costs the records give.
+	recorded := false
+	for _, r := range rows {
+		recorded = recorded || r.RecordedCost != nil
+	}
+	recorded = recorded && !priced
+	head := []string{"ID", "UPDATED", "RUNS", "TURNS", "WORK", "WAITED", "TOKENS IN/OUT", "CACHE READ"}
+	if priced || recorded {
 		head = append(head, "COST")
 	}
 	table := [][]string{append(head, "STOP", "FAILING LAYER", "TITLE")}
@@ -101,11 +123,22 @@ func cmdLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if r.Waited > 0 {
 			waited = dur(time.Duration(r.Waited * float64(time.Millisecond)))
 		}
-		line := []string{r.ID, upd, strconv.Itoa(r.Runs), strconv.Itoa(r.Turns), dur(time.Duration(r.Work * float64(time.Millisecond))), waited, fmt.Sprintf("%d/%d", r.Input, r.Output)}
-		if priced {
+		share := "-"
+		if r.CacheRead != nil {
+			share = percent(*r.CacheRead)
+		}
+		line := []string{r.ID, upd, strconv.Itoa(r.Runs), strconv.Itoa(r.Turns), dur(time.Duration(r.Work * float64(time.Millisecond))), waited, fmt.Sprintf("%d/%d", r.Input, r.Output), share}
+		switch {
+		case priced:
 			c := "-"
 			if r.Cost != nil {
 				c = "$" + strconv.FormatFloat(*r.Cost, 'f', 4, 64)
+			}
+			line = append(line, c)
+		case recorded:
+			c := "-"
+			if r.RecordedCost != nil {
+				c = costText(*r.RecordedCost)
 			}
 			line = append(line, c)
 		}

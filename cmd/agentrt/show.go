@@ -195,7 +195,14 @@ func (p *printer) line(indent int, parts ...string) {
 			if left <= 0 {
 				break
 			}
-			text = termtext.Cut(text, left)
+			if more(parts[i+2:]) {
+				// A part that fills the line exactly ends in an ellipsis
+				// too: the parts after it are left out.
+				text = termtext.Cut(text+" …", left)
+				text = strings.TrimSuffix(text, " …")
+			} else {
+				text = termtext.Cut(text, left)
+			}
 			left -= termtext.Width(text)
 		}
 		b.WriteString(p.style(st, text))
@@ -203,6 +210,16 @@ func (p *printer) line(indent int, parts ...string) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintln(p.w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+// more reports whether parts (style, text pairs) hold any text.
+func more(parts []string) bool {
+	for i := 1; i < len(parts); i += 2 {
+		if parts[i] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // block prints text: on one line cut to the width, or whole with -full,
@@ -295,6 +312,44 @@ func orDash(s string) string {
 
 func tokens(in, out int) string { return fmt.Sprintf("in %d out %d", in, out) }
 
+// turnTokens is a model call's tokens, its input split into what the
+// provider's cache did not serve, read and wrote when the cache did any.
+func turnTokens(m *timeline.ModelCall) string {
+	u := m.Usage
+	if u.CacheReadTokens == 0 && u.CacheWriteTokens == 0 {
+		return tokens(u.InputTokens, u.OutputTokens)
+	}
+	return fmt.Sprintf("in %d (uncached %d, cache read %d, write %d) out %d",
+		u.InputTokens, m.Uncached(), u.CacheReadTokens, u.CacheWriteTokens, u.OutputTokens)
+}
+
+// costText formats a cost in the currency of the Agent's Prices, to the
+// millionth, without trailing zeros: 0.0049, 0.00004, 12.5.
+func costText(c float64) string {
+	s := strings.TrimRight(strconv.FormatFloat(c, 'f', 6, 64), "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// cacheText says what the session's cache did, for its header: the
+// share of input tokens read from the cache, the turns that broke the
+// cached prefix, and the cost when the records have one; "" when there
+// is nothing to say.
+func cacheText(s *timeline.Session) string {
+	var parts []string
+	if share, ok := s.CacheReadShare(); ok && s.Usage.CacheReadTokens+s.Usage.CacheWriteTokens > 0 {
+		parts = append(parts, "cache read "+percent(share))
+	}
+	if n := s.CacheBreaks(); n > 0 {
+		parts = append(parts, plural(n, "cache break"))
+	}
+	if c, ok := s.Cost(); ok {
+		parts = append(parts, "cost "+costText(c))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+
 // renderText prints the terminal timeline of s.
 func renderText(w io.Writer, s *timeline.Session, o textOptions) error {
 	p := &printer{w: w, o: o}
@@ -304,6 +359,9 @@ func renderText(w io.Writer, s *timeline.Session, o textOptions) error {
 	p.o.width = o.width
 	meta := fmt.Sprintf("created %s · %s · %s · %s · tokens %s", s.Created.UTC().Format("2006-01-02 15:04:05"),
 		plural(len(s.Runs), "run"), plural(s.Turns(), "turn"), workText(s, pdur), tokens(s.Usage.InputTokens, s.Usage.OutputTokens))
+	if c := cacheText(s); c != "" {
+		meta += " · " + c
+	}
 	if !s.Traced {
 		meta += " · no trace records (times from line timestamps)"
 	}
@@ -404,10 +462,7 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 		if m.TTFT > 0 {
 			parts = append(parts, sDim, " (first token "+pdur(m.TTFT)+")")
 		}
-		parts = append(parts, sDim, " · "+tokens(m.Usage.InputTokens, m.Usage.OutputTokens))
-		if m.Usage.CacheReadTokens > 0 {
-			parts = append(parts, sDim, fmt.Sprintf(" cached %d", m.Usage.CacheReadTokens))
-		}
+		parts = append(parts, sDim, " · "+turnTokens(m))
 		if m.Usage.ReasoningTokens > 0 {
 			parts = append(parts, sDim, fmt.Sprintf(" reasoning %d", m.Usage.ReasoningTokens))
 		}
@@ -418,6 +473,9 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 			}
 			parts = append(parts, sDim, shown)
 		}
+		if m.Cost != nil {
+			parts = append(parts, sDim, " · cost "+costText(*m.Cost))
+		}
 		if len(m.Retries) > 0 {
 			parts = append(parts, sYellow, " · "+plural(len(m.Retries), "retry"))
 		}
@@ -426,6 +484,9 @@ func renderTurn(p *printer, s *timeline.Session, t *timeline.Turn) {
 		}
 	}
 	p.line(2, parts...)
+	if b := t.CacheBreak; b != nil {
+		p.line(4, sYellow, "✂ cache break: "+b.Cause)
+	}
 	if m != nil {
 		for _, rt := range m.Retries {
 			p.block(4, sYellow, fmt.Sprintf("↻ attempt %d failed (%s), retried after %s: ", rt.Attempt, orDash(rt.Layer), pdur(rt.Wait)), rt.Error)

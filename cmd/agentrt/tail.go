@@ -50,9 +50,9 @@ func tail(ctx context.Context, arg string, follow bool, interval time.Duration, 
 			if err := renderText(&b, s, o); err != nil {
 				return err
 			}
-			run := "0"
+			pos := linePos{run: "0"}
 			for i, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-				key, update := lineKey(i, ansiRE.ReplaceAllString(l, ""), &run)
+				key, update := lineKey(i, ansiRE.ReplaceAllString(l, ""), &pos)
 				if key == "" {
 					continue
 				}
@@ -86,10 +86,15 @@ var (
 	endLineR = regexp.MustCompile(`^  ■ end:`)
 )
 
+// linePos is where a line of a rendered timeline is: the run and the
+// turn of the lines before it.
+type linePos struct{ run, turn string }
+
 // lineKey names the i-th line l of a rendered timeline for tail, and says
-// whether a change of its text is printed again; run tracks the run the
-// lines belong to. Blank lines get "".
-func lineKey(i int, l string, run *string) (key string, update bool) {
+// whether a change of its text is printed again; pos tracks the run and
+// turn the lines belong to. Blank lines get "".
+func lineKey(i int, l string, pos *linePos) (key string, update bool) {
+	run := &pos.run
 	switch {
 	case strings.TrimSpace(l) == "":
 		return "", false
@@ -99,10 +104,11 @@ func lineKey(i int, l string, run *string) (key string, update bool) {
 		return "meta", false
 	}
 	if m := runRE.FindStringSubmatch(l); m != nil {
-		*run = m[1]
+		*run, pos.turn = m[1], ""
 		return "run " + m[1], false
 	}
 	if m := turnRE.FindStringSubmatch(l); m != nil {
+		pos.turn = m[1]
 		return *run + " turn " + m[1], true
 	}
 	if m := retryRE.FindStringSubmatch(l); m != nil {
@@ -119,5 +125,7 @@ func lineKey(i int, l string, run *string) (key string, update bool) {
 	if endLineR.MatchString(l) {
 		return *run + " end", true
 	}
-	return *run + " " + l, false
+	// Another line (an input, an answer, a cache break): the same text in
+	// two turns is two lines.
+	return *run + " " + pos.turn + " " + l, false
 }

@@ -159,13 +159,13 @@ func run(ctx context.Context, mem memory.Store, docs fs.FS, questions []string, 
 	fmt.Fprintln(w, "session chat-1: the model remembered a fact")
 	var shown string
 	later := agenttest.Script(agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-		shown = req.System
+		shown = req.Messages[len(req.Messages)-1].Content // the hook adds what it recalled after the history
 		return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock("With three replicas, use a shared session store."))}, nil
 	}))
 	if _, err := ask(ctx, agent(later), "chat-2", "How many replicas do we run?"); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "session chat-2: the hook showed the model:\n%s\n", indent(strings.TrimPrefix(shown, "Answer from the documents and cite file and heading.\n\n")))
+	fmt.Fprintf(w, "session chat-2: the hook showed the model:\n%s\n", indent(shown))
 	recs, err := store.LoadRecords(ctx, "chat-2")
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ func TestLongMessage(t *testing.T, s memory.Store) {
 	var shown string
 	planner := agenttest.Script(
 		agenttest.Func(func(_ context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-			shown = req.System
+			shown = req.Messages[len(req.Messages)-1].Content // the hook's message
 			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(
 				agentrt.ToolUseBlock("r1", "recall", input), agentrt.ToolUseBlock("s1", "search", input))}, nil
 		}),

@@ -103,6 +103,9 @@ type browserPage struct {
 	Tools    int    `json:"tools"`
 	Long     bool   `json:"long"`
 	Size     int    `json:"size"`
+	// Breaks are the causes of the cache breaks the turns are marked
+	// with, in order.
+	Breaks []string `json:"breaks"`
 }
 
 // writePages records the test sessions and renders their pages, by
@@ -120,7 +123,7 @@ func writePages(t *testing.T) []browserPage {
 	require.NoError(t, err, "%s", out)
 	var pages []browserPage
 	require.NoError(t, json.Unmarshal(data, &pages))
-	require.Len(t, pages, 8)
+	require.Len(t, pages, 9)
 	return pages
 }
 
@@ -146,6 +149,12 @@ func TestHTMLInBrowser(t *testing.T) {
 			require.Equal(t, tc.Layer, eval[string](t, ctx, `document.querySelector("#verdict").dataset.layer`), "the failing layer on top")
 			badges := eval[string](t, ctx, `Array.from(document.querySelectorAll(".badge.layer")).map(b => b.dataset.layer).join(",")`)
 			require.Contains(t, strings.Split(badges, ","), tc.Layer, "a call or model call is marked with the failing layer")
+			breaks := eval[[]string](t, ctx, `Array.from(document.querySelectorAll(".turn[data-cache-break] .turn-head .break")).filter(b => b.checkVisibility()).map(b => b.textContent)`)
+			want := []string{}
+			for _, c := range tc.Breaks {
+				want = append(want, "\u2702 cache break: "+c)
+			}
+			require.Equal(t, want, breaks, "the turns whose prefix broke are marked, with the cause")
 
 			// Expand the call by clicking it: its input, result and decision
 			// become visible.
