@@ -237,3 +237,52 @@ func TestWireCassettes(t *testing.T) {
 		}
 	}
 }
+
+// recordedJSON decodes the body of a request or response a cassette holds.
+func recordedJSON(t *testing.T, body string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &m))
+	return m
+}
+
+// TestResponsesReasoningRoundTripsThroughTheCassette: in the Responses
+// agent cassette, the follow-up request sends back the reasoning item of
+// the first answer, with the encrypted content the vendor sent; replayed,
+// the session keeps that content as the thinking block's signature.
+// (TestReplayFailsOnAChangedRequest changes it.)
+func TestResponsesReasoningRoundTripsThroughTheCassette(t *testing.T) {
+	t.Parallel()
+	name := filepath.Join("testdata", "openai-responses", "agent")
+	cas, err := vcr.Load(name)
+	require.NoError(t, err)
+	require.Len(t, cas.Interactions, 2)
+	item := recordedJSON(t, cas.Interactions[0].Response.Body)["output"].([]any)[0].(map[string]any)
+	require.Equal(t, "reasoning", item["type"])
+	enc, _ := item["encrypted_content"].(string)
+	require.NotEmpty(t, enc)
+
+	input := recordedJSON(t, cas.Interactions[1].Request.Body)["input"].([]any)
+	require.Len(t, input, 5, "developer, user, reasoning, function call, its output")
+	assert.Equal(t, map[string]any{"type": "reasoning", "id": item["id"], "encrypted_content": enc, "summary": item["summary"]}, input[2])
+
+	v := vendors[slices.IndexFunc(vendors, func(v vendor) bool { return v.name == "openai-responses" })]
+	rec := cassette.New(t, name, &cassette.Options{Mode: cassette.Replay})
+	r := runAgent(t, weatherAgent(agentPlanner(v.provider(t, rec.Client()), fixtures[v.name]["agent"]), system, toolDesc), question)
+	require.Len(t, r.Session, 4)
+	thinking := r.Session[1].Blocks[0]
+	assert.Equal(t, agentrt.BlockThinking, thinking.Type)
+	assert.Equal(t, enc, string(thinking.Signature))
+}
+
+// TestResponsesToolChoiceInTheCassette: the request of the tool-choice
+// cassette forces the function the recorded response echoes.
+func TestResponsesToolChoiceInTheCassette(t *testing.T) {
+	t.Parallel()
+	cas, err := vcr.Load(filepath.Join("testdata", "openai-responses", "tool-choice"))
+	require.NoError(t, err)
+	require.Len(t, cas.Interactions, 1)
+	want := recordedJSON(t, cas.Interactions[0].Response.Body)["tool_choice"]
+	assert.Equal(t, map[string]any{"type": "function", "name": "semantic_scholar_search"}, want)
+	assert.Equal(t, want, recordedJSON(t, cas.Interactions[0].Request.Body)["tool_choice"])
+}
