@@ -152,9 +152,10 @@ func wireCases(v vendor) []wireCase {
 			assert.Equal(t, agentrt.FinishToolUse, r.Response.Finish)
 			assert.Positive(t, r.Response.Usage.ReasoningTokens)
 		}},
-		// A forced function: the request names it in tool_choice (the
-		// recording's request is not stored; the recorded response echoes
-		// tool_choice and the tool).
+		// A forced function: the request names it in tool_choice. The
+		// recording's request is not stored: ours has the tool and
+		// tool_choice the recorded response echoes, and a question of our
+		// own.
 		{name: "tool-choice", replies: replies(f["tool-choice"], 0), request: func() *agentrt.ModelRequest {
 			return &agentrt.ModelRequest{
 				Messages:   []agentrt.Message{agentrt.NewUserMessage("Search for papers about machine learning")},
