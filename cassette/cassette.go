@@ -69,11 +69,12 @@ const (
 )
 
 // IDFields are request fields never compared: the ids of tool calls and
-// results in the three wire formats, which a runtime or adapter may make
+// results in the four wire formats, which a runtime or adapter may make
 // up anew on every run.
 var IDFields = []string{
 	"messages[*].tool_calls[*].id",             // OpenAI Chat Completions
 	"messages[*].tool_call_id",                 // OpenAI Chat Completions
+	"input[*].call_id",                         // OpenAI Responses function_call and function_call_output
 	"messages[*].content[*].id",                // Anthropic tool_use
 	"messages[*].content[*].tool_use_id",       // Anthropic tool_result
 	"contents[*].parts[*].functionCall.id",     // Gemini

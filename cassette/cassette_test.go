@@ -235,15 +235,19 @@ func TestReplayIgnoresNamedFields(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "ignore")
 	rec := &fakeT{TB: t}
 	r := newRecorder(rec, name, &cassette.Options{Mode: cassette.Record})
+	// A Chat Completions tool result, and a Responses API function call
+	// and its output.
 	_, err := post(t, r.Client(), srv.URL+"/v1/chat/completions",
-		`{"metadata":{"user_id":"u-1"},"messages":[{"role":"tool","tool_call_id":"call_abc"}]}`)
+		`{"metadata":{"user_id":"u-1"},"messages":[{"role":"tool","tool_call_id":"call_abc"}],
+		"input":[{"type":"function_call","call_id":"call_abc"},{"type":"function_call_output","call_id":"call_abc"}]}`)
 	require.NoError(t, err)
 	rec.finish()
 
 	play := &fakeT{TB: t}
 	r = newRecorder(play, name, &cassette.Options{Mode: cassette.Replay, Ignore: []string{"metadata.user_id"}})
 	_, err = post(t, r.Client(), "http://x/v1/chat/completions",
-		`{"metadata":{"user_id":"u-2"},"messages":[{"role":"tool","tool_call_id":"call_xyz"}]}`)
+		`{"metadata":{"user_id":"u-2"},"messages":[{"role":"tool","tool_call_id":"call_xyz"}],
+		"input":[{"type":"function_call","call_id":"call_xyz"},{"type":"function_call_output","call_id":"call_xyz"}]}`)
 	require.NoError(t, err, "a named field and a tool call id may differ")
 	play.finish()
 	assert.Empty(t, play.errors)

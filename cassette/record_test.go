@@ -1,10 +1,12 @@
 package cassette_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +26,12 @@ var vendorErrors = map[string]map[int]reply{
 	},
 	"openai": {
 		429: {status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"error":{"message":"Rate limit reached for gpt-4.1-nano on tokens per min (TPM): Limit 200000, Used 200000.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`},
+		500: {status: 500, body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`},
+	},
+	// The Responses API answers errors in the same shape as Chat
+	// Completions.
+	"openai-responses": {
+		429: {status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"error":{"message":"Rate limit reached for gpt-5 on tokens per min (TPM): Limit 30000, Used 30000.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`},
 		500: {status: 500, body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`},
 	},
 	"gemini": {
@@ -64,7 +72,7 @@ func TestRecordThenReplayGivesTheSameEventsAndSession(t *testing.T) {
 				replies = append(replies, reply{fixture: f})
 			}
 			recorded, replayed := recordThenReplay(t, v, replies, func(p agentrt.Planner) result {
-				return runAgent(t, weatherAgent(p, system, toolDesc), question)
+				return runAgent(t, weatherAgent(agentPlanner(p, fixtures[v.name]["agent"]), system, toolDesc), question)
 			})
 			require.NotEmpty(t, recorded.Events)
 			assert.Equal(t, recorded.Events, replayed.Events)
@@ -102,7 +110,16 @@ func TestStreamingReplaysDeltaByDelta(t *testing.T) {
 	for _, v := range vendors {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
-			recorded, replayed := recordThenReplay(t, v, []reply{{fixture: "text-stream.sse"}}, func(p agentrt.Planner) result {
+			var replies []reply
+			for _, f := range fixtures[v.name]["text-stream"] {
+				replies = append(replies, reply{fixture: f})
+			}
+			if replies == nil {
+				reason := noRecording[v.name]["text-stream"]
+				require.NotEmpty(t, reason, "no text stream, and noRecording says not why")
+				t.Skip(reason)
+			}
+			recorded, replayed := recordThenReplay(t, v, replies, func(p agentrt.Planner) result {
 				return plan(p, &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage(question)}}, true)
 			})
 			require.Greater(t, len(recorded.Deltas), 1)
@@ -113,8 +130,9 @@ func TestStreamingReplaysDeltaByDelta(t *testing.T) {
 
 // TestReplayFailsOnAChangedRequest changes the agent of the committed
 // "agent" cassettes (its system prompt, its tool's description, input
-// schema or result, its input), and checks that replay fails naming the
-// JSON path of what it then sends otherwise.
+// schema or result, its input; for the Responses API also the encrypted
+// content of the reasoning its follow-up sends back), and checks that
+// replay fails naming the JSON path of what it then sends otherwise.
 func TestReplayFailsOnAChangedRequest(t *testing.T) {
 	t.Parallel()
 	want := map[string]map[string]string{
@@ -131,6 +149,14 @@ func TestReplayFailsOnAChangedRequest(t *testing.T) {
 			"tool description": `tools[0].function.description: recorded "Get the weather for a location." ≠ sent "Get the forecast for a location."`,
 			"tool input":       `tools[0].function.parameters.properties.location.description: recorded "the city" ≠ sent "the town"`,
 			"user input":       `messages[1].content: recorded "What's the weather in Florence?" ≠ sent "What's the weather in Florida?"`,
+		},
+		"openai-responses": {
+			"tool result":       `input[4].output: recorded "40 C and sunny in Florence, Italy" ≠ sent "41 C and sunny in Florence, Italy"`,
+			"system prompt":     `input[0].content: recorded "You are a helpful assistant." ≠ sent "You are a terse assistant."`,
+			"tool description":  `tools[0].description: recorded "Get the weather for a location." ≠ sent "Get the forecast for a location."`,
+			"tool input":        `tools[0].parameters.properties.location.description: recorded "the city" ≠ sent "the town"`,
+			"user input":        `input[1].content[0].text: recorded "What's the weather in Florence?" ≠ sent "What's the weather in Florida?"`,
+			"encrypted content": `input[2].encrypted_content: recorded "gAAAAABqPBJHBSKG_nXh…" ≠ sent "GAAAAABQPBJHBSKG_NXH…"`,
 		},
 		"gemini": {
 			"tool result":      `contents[2].parts[0].functionResponse.response.output: recorded "40 C and sunny in Florence, Italy" ≠ sent "41 C and sunny in Florence, Italy"`,
@@ -151,7 +177,7 @@ func TestReplayFailsOnAChangedRequest(t *testing.T) {
 				if change == "user input" {
 					input = strings.Replace(question, "Florence", "Florida", 1)
 				}
-				a := changedAgent(v.provider(t, r.Client()), change)
+				a := changedAgent(agentPlanner(v.provider(t, r.Client()), fixtures[v.name]["agent"]), change)
 				a.Retry = agentrt.RetryPolicy{MaxAttempts: 1}
 				var runErr error
 				for _, err := range a.Run(context.Background(), "s1", input) {
@@ -187,6 +213,24 @@ func changedAgent(p agentrt.Planner, change string) *agentrt.Agent {
 			func(_ context.Context, in townIn) (string, error) { return "40 C and sunny in " + in.Location, nil },
 			agentrt.ReadOnly())
 		return ag
+	case "encrypted content":
+		// The session's reasoning came back changed (upper-cased) from
+		// where it was kept.
+		changed := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			r := *req
+			r.Messages = slices.Clone(req.Messages)
+			for i, m := range r.Messages {
+				m.Blocks = slices.Clone(m.Blocks)
+				for j, b := range m.Blocks {
+					if b.Type == agentrt.BlockThinking {
+						m.Blocks[j].Signature = bytes.ToUpper(b.Signature)
+					}
+				}
+				r.Messages[i] = m
+			}
+			return p.Plan(ctx, &r)
+		})
+		return weatherAgent(changed, system, toolDesc)
 	case "tool result":
 		ag := weatherAgent(p, system, toolDesc)
 		ag.Tools[0] = agentrt.NewTool("weather", toolDesc,

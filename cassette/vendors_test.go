@@ -56,6 +56,12 @@ var vendors = []vendor{
 		c := oai.NewClient(oaiopt.WithHTTPClient(hc), oaiopt.WithAPIKey(apiKey("OPENAI_API_KEY")), oaiopt.WithMaxRetries(0))
 		return openai.New(c, "gpt-4.1-nano", &openai.Options{MaxRetries: -1})
 	}},
+	// The Responses API planner, asking for what the recorded requests
+	// asked for: high effort and a reasoning summary.
+	{name: "openai-responses", keyEnv: "OPENAI_API_KEY", provider: func(t *testing.T, hc *http.Client) agentrt.Planner {
+		c := oai.NewClient(oaiopt.WithHTTPClient(hc), oaiopt.WithAPIKey(apiKey("OPENAI_API_KEY")), oaiopt.WithMaxRetries(0))
+		return openai.NewResponses(c, "gpt-5", &openai.ResponsesOptions{ReasoningEffort: "high", ReasoningSummary: "auto", MaxRetries: -1})
+	}},
 	{name: "gemini", keyEnv: "GEMINI_API_KEY", provider: func(t *testing.T, hc *http.Client) agentrt.Planner {
 		c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 			APIKey: apiKey("GEMINI_API_KEY"), Backend: genai.BackendGeminiAPI, HTTPClient: hc,
@@ -177,6 +183,35 @@ func weatherAgent(p agentrt.Planner, instructions, toolDesc string) *agentrt.Age
 		func(_ context.Context, in weatherIn) (string, error) { return "40 C and sunny in " + in.Location, nil },
 		agentrt.ReadOnly())
 	return &agentrt.Agent{Instructions: instructions, Tools: []agentrt.Tool{weather}, Planner: p, Store: &agentrt.MemoryStore{}}
+}
+
+// agentPlanner is p for an agent run on the recorded answers files: p
+// itself when they are streams, else p with OnText cleared, since an
+// agent streams every call and a whole JSON body is no stream.
+func agentPlanner(p agentrt.Planner, files []string) agentrt.Planner {
+	if streamed(files) {
+		return p
+	}
+	return unstreamed(p)
+}
+
+// unstreamed is p with OnText cleared: it makes whole calls.
+func unstreamed(p agentrt.Planner) agentrt.Planner {
+	return agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		r := *req
+		r.OnText = nil
+		return p.Plan(ctx, &r)
+	})
+}
+
+// streamed reports whether the recorded answers files are all streams.
+func streamed(files []string) bool {
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".sse") {
+			return false
+		}
+	}
+	return len(files) > 0
 }
 
 // runAgent runs ag on input in session "s1" and returns its events, times
