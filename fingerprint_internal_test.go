@@ -1,0 +1,27 @@
+package agentrt
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// BenchmarkFingerprint is the fingerprint of one tool turn's request alone:
+// two new messages hashed and the record's "prefix" written.
+func BenchmarkFingerprint(b *testing.B) {
+	specs := []ToolSpec{{Name: "add", Description: "Add two integers.", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	call := NewAssistantMessage(ToolUseBlock("call_1", "add", json.RawMessage(`{"a":2,"b":40}`)))
+	hist := []Message{NewUserMessage("What is 2+40?")}
+	var f fingerprints
+	var out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(hist) > 64 {
+			hist = hist[:1]
+		}
+		req := ModelRequest{System: "Be brief.", Tools: specs, Messages: hist}
+		f.take(&req, hist)
+		out = f.appendPrefix(out[:0])
+		f.commit()
+		hist = append(hist, call, NewToolMessage("call_1", "42", false))
+	}
+}
