@@ -134,6 +134,7 @@ type prepared struct {
 	records       RecordStore
 	syncer        Syncer
 	traceProvider []byte
+	toolPrint     toolPrint // the fingerprint of specs (fingerprint.go)
 }
 
 // prepareTrace works out once what every run's store writes and trace
@@ -229,6 +230,7 @@ func (a *Agent) prepareTools() *prepared {
 	}
 	slices.Sort(names)
 	p.names = strings.Join(names, ", ")
+	p.toolPrint = printTools(p.specs)
 	if p.store == nil {
 		p.store = &MemoryStore{}
 	}

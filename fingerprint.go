@@ -22,11 +22,35 @@ type fingerprint struct {
 	ok         bool // hashed: the system prompt and tools below are set
 	system     string
 	systemHash uint32
-	tools      []ToolSpec
-	toolsHash  uint32
-	toolHashes []uint32
+	tools      toolPrint
 	msgs       []Message // the messages from the session (the request's, without its tail)
 	hashes     []uint32  // of msgs
+}
+
+// toolPrint is the fingerprint of a tool list, made once per Agent for
+// its own tools.
+type toolPrint struct {
+	specs  []ToolSpec
+	hash   uint32   // of them all
+	hashes []uint32 // of each
+}
+
+func printTools(specs []ToolSpec) toolPrint {
+	t := toolPrint{specs: specs, hashes: make([]uint32, len(specs))}
+	var b []byte
+	for i, s := range specs {
+		b = append(b[:0], s.Name...)
+		b = append(b, 0)
+		b = append(b, s.Description...)
+		b = append(b, 0)
+		b = append(b, s.InputSchema...)
+		if s.ReadOnly {
+			b = append(b, 1)
+		}
+		t.hashes[i] = crc32.Checksum(b, castagnoli)
+		t.hash = crc32.Update(t.hash, castagnoli, b)
+	}
+	return t
 }
 
 // fingerprints is the fingerprint state of a run's trace: the last
@@ -44,8 +68,9 @@ type fingerprints struct {
 
 // take fingerprints req, whose messages are view (the history, or the
 // Compressor's view of it) followed by a tail only this request has: a
-// hook's or the runtime's additions after the cached prefix.
-func (f *fingerprints) take(req *ModelRequest, view []Message) {
+// hook's or the runtime's additions after the cached prefix. agent is the
+// fingerprint of the Agent's tools.
+func (f *fingerprints) take(req *ModelRequest, view []Message, agent toolPrint) {
 	p, c := &f.prev, &f.cur
 	c.ok, f.taken = true, true
 	c.system, c.systemHash = req.System, p.systemHash
@@ -53,9 +78,12 @@ func (f *fingerprints) take(req *ModelRequest, view []Message) {
 		f.buf = append(f.buf[:0], req.System...)
 		c.systemHash = crc32.Checksum(f.buf, castagnoli)
 	}
-	c.tools, c.toolsHash, c.toolHashes, f.newTools = req.Tools, p.toolsHash, p.toolHashes, false
-	if !p.ok || !sameTools(req.Tools, p.tools) {
-		f.hashTools(req.Tools)
+	c.tools, f.newTools = p.tools, false
+	if !p.ok || !sameTools(req.Tools, p.tools.specs) {
+		c.tools, f.newTools = agent, true
+		if !sameTools(req.Tools, agent.specs) { // a hook's tools
+			c.tools = printTools(req.Tools)
+		}
 	}
 
 	msgs := req.Messages
@@ -99,26 +127,6 @@ func (f *fingerprints) changedBy(i int, system, tools, msgs bool) {
 func (f *fingerprints) commit() {
 	f.prev = f.cur
 	f.changed, f.compaction, f.taken = [3]int{}, false, false
-}
-
-func (f *fingerprints) hashTools(tools []ToolSpec) {
-	c := &f.cur
-	hashes := make([]uint32, len(tools))
-	all := uint32(0)
-	for i, t := range tools {
-		b := append(f.buf[:0], t.Name...)
-		b = append(b, 0)
-		b = append(b, t.Description...)
-		b = append(b, 0)
-		b = append(b, t.InputSchema...)
-		if t.ReadOnly {
-			b = append(b, 1)
-		}
-		f.buf = b
-		hashes[i] = crc32.Checksum(b, castagnoli)
-		all = crc32.Update(all, castagnoli, b)
-	}
-	c.toolsHash, c.toolHashes, f.newTools = all, hashes, true
 }
 
 // message returns the hash of the bytes of m a provider sends.
@@ -181,18 +189,18 @@ func (f *fingerprints) appendPrefix(b []byte) []byte {
 	b = append(b, `,"prefix":{"system":"`...)
 	b = appendHex(b, c.systemHash)
 	b = append(b, `","tools":"`...)
-	b = appendHex(b, c.toolsHash)
+	b = appendHex(b, c.tools.hash)
 	b = append(b, '"')
 	if f.newTools {
 		b = append(b, `,"tool_list":[`...)
-		for i, t := range c.tools {
+		for i, t := range c.tools.specs {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, `{"name":`...)
 			b = appendJSONString(b, t.Name)
 			b = append(b, `,"hash":"`...)
-			b = appendHex(b, c.toolHashes[i])
+			b = appendHex(b, c.tools.hashes[i])
 			b = append(b, `"}`...)
 		}
 		b = append(b, ']')

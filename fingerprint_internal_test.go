@@ -12,6 +12,7 @@ func BenchmarkFingerprint(b *testing.B) {
 	call := NewAssistantMessage(ToolUseBlock("call_1", "add", json.RawMessage(`{"a":2,"b":40}`)))
 	hist := []Message{NewUserMessage("What is 2+40?")}
 	var f fingerprints
+	agent := printTools(specs)
 	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -19,7 +20,7 @@ func BenchmarkFingerprint(b *testing.B) {
 			hist = hist[:1]
 		}
 		req := ModelRequest{System: "Be brief.", Tools: specs, Messages: hist}
-		f.take(&req, hist)
+		f.take(&req, hist, agent)
 		out = f.appendPrefix(out[:0])
 		f.commit()
 		hist = append(hist, call, NewToolMessage("call_1", "42", false))

@@ -94,7 +94,7 @@ func (r *run) planAttempt(req *ModelRequest, view []Message) (resp *ModelRespons
 		r.tr.span = spanOf(ctx)
 	}
 	if r.tr.on {
-		r.tr.fp.take(req, view)
+		r.tr.fp.take(req, view, r.p.toolPrint)
 	}
 	r.planStage = "Plan"
 	if perr := protect(&r.left, func() { resp, planErr = r.p.planner.Plan(ctx, req) }); perr != nil {

@@ -28,7 +28,7 @@ func BenchmarkTraceTurn(b *testing.B) {
 			hist = hist[:1]
 		}
 		r.tracePlan(hist, hist)
-		r.tr.fp.take(&ModelRequest{System: "Be brief.", Tools: p.specs, Messages: hist}, hist)
+		r.tr.fp.take(&ModelRequest{System: "Be brief.", Tools: p.specs, Messages: hist}, hist, p.toolPrint)
 		r.traceModelCall(resp, nil, "")
 		c.start = r.now() // as execute does
 		r.traceToolCall(c)
@@ -72,7 +72,7 @@ func traceRun(store *MemoryStore, _ *Agent, p *prepared, resp, final *ModelRespo
 	r.l.turn = 1
 	if traced {
 		r.tracePlan(hist, hist)
-		r.tr.fp.take(&ModelRequest{System: "Be brief.", Tools: p.specs, Messages: hist}, hist)
+		r.tr.fp.take(&ModelRequest{System: "Be brief.", Tools: p.specs, Messages: hist}, hist, p.toolPrint)
 		r.traceModelCall(resp, nil, "")
 	}
 	c := &call{use: resp.Message.Blocks[0], ran: true, start: r.now(), dur: time.Microsecond}
