@@ -12,9 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -389,9 +389,10 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // String returns the kept text, trimmed of surrounding space, with "..."
-// in front when earlier output was dropped, and with control characters
-// other than newline and tab (and invalid UTF-8) shown as Go escapes, so
-// that printing an error never lets the server drive a terminal.
+// in front when earlier output was dropped, and with control and format
+// characters other than newline and tab (and invalid UTF-8) shown as Go
+// escapes (termtext.Safe), so that printing an error never lets the
+// server drive a terminal or hide text.
 func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	buf := b.buf
@@ -402,32 +403,9 @@ func (b *tailBuffer) String() string {
 			buf = buf[1:]
 		}
 	}
-	s := strings.TrimSpace(visible(buf))
+	s := strings.TrimSpace(termtext.Safe(string(buf), '\n', '\t'))
 	if cut && s != "" {
 		s = "..." + s
 	}
 	return s
-}
-
-// visible returns b as text with control and format characters (such as
-// bidirectional overrides) other than '\n' and '\t', and invalid UTF-8,
-// replaced by Go escapes ("\x1b", "\r", "\u202e").
-func visible(b []byte) string {
-	var sb strings.Builder
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&sb, `\x%02x`, b[0])
-		case r == '\n' || r == '\t':
-			sb.WriteRune(r)
-		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp):
-			q := fmt.Sprintf("%+q", string(r))
-			sb.WriteString(q[1 : len(q)-1])
-		default:
-			sb.Write(b[:size])
-		}
-		b = b[size:]
-	}
-	return sb.String()
 }
