@@ -298,9 +298,14 @@ func (c *console) pump(r io.Reader) {
 	defer close(c.keys)
 	buf := make([]byte, 4096)
 	inPaste := false
+	var split []byte // the start of a key or paste marker cut by the last read
 	for {
 		n, err := r.Read(buf)
-		b := buf[:n]
+		b := append(split, buf[:n]...)
+		split = nil
+		if err == nil {
+			b, split = cutSplitKey(b)
+		}
 		if bytes.IndexByte(b, 3) >= 0 {
 			select {
 			case c.ints <- os.Interrupt:
@@ -329,6 +334,26 @@ var (
 	pasteStart = []byte("\x1b[200~")
 	pasteEnd   = []byte("\x1b[201~")
 )
+
+// cutSplitKey splits b before a paste marker or a key of homeEndKeys that
+// it ends with the start of, so that the rest, read next, completes it.
+func cutSplitKey(b []byte) (keys, split []byte) {
+	i := bytes.LastIndexByte(b, 0x1b)
+	if i < 0 {
+		return b, nil
+	}
+	tail := b[i:]
+	seqs := [][]byte{pasteStart, pasteEnd}
+	for _, k := range homeEndKeys {
+		seqs = append(seqs, []byte(k.from))
+	}
+	for _, seq := range seqs {
+		if len(tail) < len(seq) && bytes.HasPrefix(seq, tail) {
+			return b[:i], bytes.Clone(tail)
+		}
+	}
+	return b, nil
+}
 
 // pasteTail reports whether, after the keys b, the line editor holds
 // pasted text after the last newline of a paste; tail is what it was

@@ -192,3 +192,39 @@ func TestHomeEnd(t *testing.T) {
 		assert.Equal(t, tc.endPaste, inPaste, tc.name)
 	}
 }
+
+func TestCutSplitKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, keys, split string }{
+		{in: "abc", keys: "abc"},
+		{in: "abc\x1b[20", keys: "abc", split: "\x1b[20"},
+		{in: "abc\x1b[201", keys: "abc", split: "\x1b[201"},
+		{in: "y\x1b", keys: "y", split: "\x1b"},
+		{in: "x\x1b[1", keys: "x", split: "\x1b[1"},
+		{in: "x\x1bO", keys: "x", split: "\x1bO"},
+		{in: "x\x1b[200~", keys: "x\x1b[200~"},
+		{in: "x\x1b[A", keys: "x\x1b[A"},
+		{in: "x\x1b[3", keys: "x\x1b[3"},
+	} {
+		keys, split := cutSplitKey([]byte(tc.in))
+		assert.Equal(t, tc.keys, string(keys), "%q", tc.in)
+		assert.Equal(t, tc.split, string(split), "%q", tc.in)
+	}
+}
+
+// TestConsolePasteSplitAcrossReads: a paste whose start marker arrives
+// in two reads is still a paste, and does not answer the question.
+func TestConsolePasteSplitAcrossReads(t *testing.T) {
+	t.Parallel()
+	k := newKeyboard(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	seq := k.con.show("Apply? ", promptQuestion)
+	k.typeKeys(t, "\x1b[20")
+	k.typeKeys(t, "0~y\x1b[201~\r")
+	k.screen.waitFor(t, "not taken as an answer: y)", 1)
+	k.typeKeys(t, "n\r")
+	got, err := k.con.read(ctx, nil, seq)
+	require.NoError(t, err)
+	assert.Equal(t, "n", got)
+}
