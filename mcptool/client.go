@@ -151,7 +151,7 @@ func (s *session) alive() bool {
 	case <-s.done:
 		return false
 	default:
-		return true
+		return s.ctx.Err() == nil
 	}
 }
 
@@ -246,8 +246,10 @@ func (c *Client) Tools(ctx context.Context) ([]agentrt.Tool, error) {
 // For a stdio server, Close closes the server's stdin and waits for it to
 // exit; a server still running 100 ms later is sent SIGTERM, and SIGKILL
 // 50 ms after that (on Unix, to its whole process group, and what is left
-// of the group is then killed). So Close returns within about 150 ms even
-// when the server is stuck in a call, once the process is gone. A
+// of the group is then killed; a stopped server gets SIGCONT with the
+// SIGTERM). So Close returns within about 150 ms even when the server is
+// stuck in a call or does not read its stdin, once the process is gone:
+// it stops the server before it closes the session. A
 // shutdown Close caused is not an error: Close returns nil whatever the
 // server's exit status.
 //
@@ -262,9 +264,8 @@ func (c *Client) Close() error {
 	}
 	s := c.sess
 	c.sess = nil
-	err := s.cs.Close()
-	s.proc.stop()
-	return err
+	s.proc.stop() // first: closing the session waits for a write the server may block
+	return s.cs.Close()
 }
 
 // sessionLocked returns the live session, dialing a new one if there is
@@ -319,8 +320,8 @@ func (c *Client) dropLocked(s *session) {
 		c.sess = nil
 	}
 	s.cancel(ErrDisconnected)
-	_ = s.cs.Close()
 	s.proc.stop()
+	_ = s.cs.Close()
 }
 
 func (c *Client) session(ctx context.Context) (*session, error) {
@@ -335,6 +336,9 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 func (c *Client) failed(ctx context.Context, s *session, err error, locked bool) error {
 	switch {
 	case ctx.Err() != nil:
+		if s.proc.writeCut() { // the server is being stopped: the next call dials again
+			s.cancel(ErrDisconnected)
+		}
 		return ctx.Err()
 	case errors.Is(context.Cause(s.ctx), ErrClosed):
 		return ErrClosed

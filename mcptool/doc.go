@@ -98,7 +98,13 @@
 // [Client.Close] closes the connection. A stdio server gets its stdin
 // closed and 100 ms to exit (a well-behaved server takes a few), then
 // SIGTERM, then SIGKILL 50 ms later: Close returns within about 150 ms
-// even when the server is stuck in a call. On Unix the server runs in a
+// even when the server is stuck in a call.
+//
+// A server that stops reading its stdin blocks a request bigger than the
+// pipe (64 KiB on Linux). On Unix the call still ends with its context
+// (its deadline, Agent.ToolTimeout): the write is cut short, the server,
+// left with half a request, is stopped, and the next call starts a new
+// one. On Unix the server runs in a
 // process group of its own, which is signalled as a whole and killed once
 // the server is gone, so a launcher such as npx leaves no orphan behind.
 // A shutdown Close caused is not an error: it returns nil.

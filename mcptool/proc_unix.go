@@ -19,13 +19,16 @@ func startInGroup(cmd *exec.Cmd) bool {
 }
 
 // terminate asks the server to exit: SIGTERM to its process group, or to
-// the process alone.
+// the process alone, then SIGCONT, so that a stopped server (SIGSTOP,
+// Ctrl-Z) acts on it.
 func terminate(p *os.Process, group bool) {
 	if group {
 		_ = syscall.Kill(-p.Pid, syscall.SIGTERM)
+		_ = syscall.Kill(-p.Pid, syscall.SIGCONT)
 		return
 	}
 	_ = p.Signal(syscall.SIGTERM)
+	_ = p.Signal(syscall.SIGCONT)
 }
 
 // kill kills the server: SIGKILL to its process group, or to the process

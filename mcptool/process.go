@@ -10,10 +10,12 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/internal/termtext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -115,7 +117,7 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 		p.stop()
 		return nil, err
 	}
-	return &procConn{Connection: conn, p: p}, nil
+	return &procConn{Connection: conn, p: p, writing: make(chan struct{}, 1)}, nil
 }
 
 // noClose leaves the closing of the server's stdout to process.stop, once
@@ -124,10 +126,41 @@ type noClose struct{ io.Reader }
 
 func (noClose) Close() error { return nil }
 
-// procConn stops the server process when the connection is closed.
+// procConn stops the server process when the connection is closed, and
+// when a write is cut short by its context.
 type procConn struct {
 	mcp.Connection
 	p *process
+	// writing holds a token while a message is written, so that a write
+	// waiting for another one still ends with its context.
+	writing chan struct{}
+}
+
+// Write writes msg to the server's stdin. A server that does not read its
+// stdin blocks the write once the pipe is full (64 KiB on Linux); when ctx
+// is done first, the write is cut short where the pipe supports deadlines
+// (Unix). Half a message may then be written: the connection cannot be
+// used again, so the server is stopped (its end closes the session, and
+// the Client's next call starts a new one) and ctx's error returned.
+func (c *procConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case c.writing <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.writing }()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_ = c.p.stdin.SetWriteDeadline(time.Time{}) // a deadline left by the last write
+	cut := context.AfterFunc(ctx, func() { _ = c.p.stdin.SetWriteDeadline(time.Unix(1, 0)) })
+	err := c.Connection.Write(ctx, msg)
+	if !cut() && errors.Is(err, os.ErrDeadlineExceeded) {
+		c.p.cut.Store(true)
+		go c.p.stop()
+		return ctx.Err()
+	}
+	return err
 }
 
 // Close closes the connection and starts stopping the server, without
@@ -154,6 +187,10 @@ type process struct {
 
 	exited     chan struct{} // closed when the process was reaped
 	stderrDone chan struct{} // closed when the stderr copy ended
+
+	// cut is set when a write to stdin was cut short: the connection is
+	// unusable, and the server is being stopped.
+	cut atomic.Bool
 
 	stopOnce  sync.Once
 	signalled bool // set by stop before it signals the server; read after exited
@@ -269,6 +306,10 @@ func (p *process) waitExit(d time.Duration) bool {
 	}
 }
 
+// writeCut reports whether a write to the server's stdin was cut short
+// (see procConn.Write). A nil p reports false.
+func (p *process) writeCut() bool { return p != nil && p.cut.Load() }
+
 // report stops the server if it still runs and describes how it ended, for
 // an error message: its exit status, unless mcptool stopped it, and the
 // tail of its stderr. It returns "" when there is nothing to say.
@@ -348,9 +389,10 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // String returns the kept text, trimmed of surrounding space, with "..."
-// in front when earlier output was dropped, and with control characters
-// other than newline and tab (and invalid UTF-8) shown as Go escapes, so
-// that printing an error never lets the server drive a terminal.
+// in front when earlier output was dropped, and with control and format
+// characters other than newline and tab (and invalid UTF-8) shown as Go
+// escapes (termtext.Safe), so that printing an error never lets the
+// server drive a terminal or hide text.
 func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	buf := b.buf
@@ -361,32 +403,9 @@ func (b *tailBuffer) String() string {
 			buf = buf[1:]
 		}
 	}
-	s := strings.TrimSpace(visible(buf))
+	s := strings.TrimSpace(termtext.Safe(string(buf), '\n', '\t'))
 	if cut && s != "" {
 		s = "..." + s
 	}
 	return s
-}
-
-// visible returns b as text with control and format characters (such as
-// bidirectional overrides) other than '\n' and '\t', and invalid UTF-8,
-// replaced by Go escapes ("\x1b", "\r", "\u202e").
-func visible(b []byte) string {
-	var sb strings.Builder
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&sb, `\x%02x`, b[0])
-		case r == '\n' || r == '\t':
-			sb.WriteRune(r)
-		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp):
-			q := fmt.Sprintf("%+q", string(r))
-			sb.WriteString(q[1 : len(q)-1])
-		default:
-			sb.Write(b[:size])
-		}
-		b = b[size:]
-	}
-	return sb.String()
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt/internal/termtext/termtexttest"
 )
 
 // TestConnCloseDoesNotWait closes the connection to a server that ignores
@@ -76,6 +78,17 @@ func TestTailBuffer(t *testing.T) {
 			assert.LessOrEqual(t, len(b.buf), stderrTail, "bounded")
 			assert.Equal(t, tt.want, b.String())
 		})
+	}
+}
+
+// TestTailBufferHostile: what a server writes on stderr hides nothing.
+func TestTailBufferHostile(t *testing.T) {
+	t.Parallel()
+	for _, c := range termtexttest.Hostile() {
+		var b tailBuffer
+		_, err := b.Write([]byte(c.In))
+		require.NoError(t, err)
+		termtexttest.Check(t, c, b.String(), '\n', '\t')
 	}
 }
 

@@ -23,13 +23,16 @@ import (
 // Anything else asks again; end of input is no.
 // Calls are serialized, so concurrent questions do not interleave.
 //
-// The input is printed as the model sent it (as indented JSON when the
-// runtime decoded it into a value), with every control character but the
-// newline, DEL, C1 control, bidi control and byte of invalid UTF-8 shown
-// escaped in Go's notation (\x1b, \r, \u009b, \u202e, \xff), and every
-// line after the first indented by two spaces: the person sees exactly
-// what will run, and the input can neither rewrite the screen nor pass
-// for a line of the question.
+// The input is printed exactly as the model sent it (ToolCall.RawInput;
+// without it, Input as indented JSON), byte for byte, in the form of the
+// timeline of `agentrt show`: every character that a terminal would
+// interpret or not show (control characters but the newline, bidi
+// controls, zero-width and other format characters, tag characters) and
+// every byte of invalid UTF-8 shown escaped in Go's notation (\x1b, \r,
+// \u202e, \u200b, \U000e0041, \xff), and every line after the first
+// indented by two spaces. So the person sees every byte of what will run,
+// and the input can neither rewrite the screen, hide text, nor pass for a
+// line of the question.
 //
 // Reading from r does not stop when ctx is cancelled; a program that needs
 // that reads its terminal in its own goroutine and feeds r through a pipe.
@@ -69,10 +72,12 @@ func Asker(r io.Reader, w io.Writer) agentrt.PermissionFunc {
 // a line of the question.
 func showInput(req *agentrt.ToolCall) string {
 	input := string(req.RawInput)
-	if d, ok := req.Input.(json.RawMessage); ok {
-		input = string(d)
-	} else if b, err := json.MarshalIndent(req.Input, "", "  "); err == nil && req.Input != nil {
-		input = string(b)
+	if len(req.RawInput) == 0 {
+		if d, ok := req.Input.(json.RawMessage); ok {
+			input = string(d)
+		} else if b, err := json.MarshalIndent(req.Input, "", "  "); err == nil && req.Input != nil {
+			input = string(b)
+		}
 	}
 	return strings.ReplaceAll(termtext.Safe(input, '\n'), "\n", "\n  ")
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/termtext"
+	"github.com/agentrt/agentrt/internal/termtext/termtexttest"
 	"github.com/agentrt/agentrt/terminal"
 )
 
@@ -106,6 +108,11 @@ func TestAskerShowsInputEscaped(t *testing.T) {
 			req:  &agentrt.ToolCall{Input: writeIn{Path: path}},
 			want: "  {\n" + `    "path": "\u001b[2K\rnotes.txt\u202etxt.exe"` + "\n  }\n",
 		},
+		{
+			name: "raw input, not the decoded value",
+			req:  &agentrt.ToolCall{Input: writeIn{Path: "b"}, RawInput: json.RawMessage(`{"path":"a\u200b","path":"b"}`)},
+			want: `  {"path":"a\u200b","path":"b"}` + "\n",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -120,6 +127,24 @@ func TestAskerShowsInputEscaped(t *testing.T) {
 			assert.NotContains(t, out.String(), "\r")
 			assert.NotContains(t, out.String(), "\u202e")
 			assert.NotContains(t, out.String(), "\xff")
+		})
+	}
+}
+
+// TestAskerHostile: every hostile string in the raw input is shown with
+// its escapes, exactly as termtext.Safe shows it in the timeline.
+func TestAskerHostile(t *testing.T) {
+	t.Parallel()
+	for _, c := range termtexttest.Hostile() {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			raw := `{"path":"` + c.In + `"}`
+			var out strings.Builder
+			_, err := terminal.Asker(strings.NewReader("n\n"), &out)(context.Background(),
+				&agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write"}, RawInput: json.RawMessage(raw)})
+			require.NoError(t, err)
+			termtexttest.Check(t, c, out.String(), '\n')
+			assert.Contains(t, out.String(), "\n  "+termtext.Safe(raw)+"\n", "the form of the timeline")
 		})
 	}
 }

@@ -42,7 +42,8 @@ var errInterrupted = errors.New("interrupted")
 // console is the person at the keyboard. One goroutine owns stdin and
 // turns it into lines; each line carries the number of the prompt that
 // was on screen when it was entered, so a question is answered only by a
-// line typed after the question appeared. What was typed earlier (while
+// line typed after the question appeared, never by one that holds pasted
+// text (a bracketed paste). What was typed earlier (while
 // the model was thinking, say) is kept and offered at the next task
 // prompt, never taken as an answer.
 //
@@ -79,6 +80,8 @@ type console struct {
 	hist     history         // task lines, for the up and down keys
 	restore  func()          // puts the terminal back as it was
 	paste    []string        // lines of a bracketed paste, so far
+	pasted   bool            // the line being typed holds pasted text
+	tail     bool            // the last paste left text after its last newline
 	stop     chan struct{}   // closed by close
 	width    func() int      // the screen's width now
 	stopOnce sync.Once
@@ -208,7 +211,7 @@ func (c *console) keep(line string) {
 
 // keptNote tells the person that a line was kept for the next prompt.
 func keptNote(line string) string {
-	return fmt.Sprintf("  (kept for the next prompt, not taken as an answer: %s)\n", visible(line))
+	return fmt.Sprintf("  (kept for the next prompt, not taken as an answer: %s)\n", oneLine(line))
 }
 
 // show puts prompt on screen for kind and returns its number: lines
@@ -294,9 +297,15 @@ func (c *console) keptCount() int {
 func (c *console) pump(r io.Reader) {
 	defer close(c.keys)
 	buf := make([]byte, 4096)
+	inPaste := false
+	var split []byte // the start of a key or paste marker cut by the last read
 	for {
 		n, err := r.Read(buf)
-		b := buf[:n]
+		b := append(split, buf[:n]...)
+		split = nil
+		if err == nil {
+			b, split = cutSplitKey(b)
+		}
 		if bytes.IndexByte(b, 3) >= 0 {
 			select {
 			case c.ints <- os.Interrupt:
@@ -307,6 +316,7 @@ func (c *console) pump(r io.Reader) {
 		// Ctrl-D: the editor returns io.EOF for it without consuming it;
 		// it goes through the completion callback instead.
 		b = bytes.ReplaceAll(b, []byte{4}, []byte(string(ctrlDKey)))
+		b, inPaste = homeEnd(b, inPaste)
 		if len(b) > 0 {
 			select {
 			case c.keys <- bytes.Clone(b):
@@ -318,6 +328,89 @@ func (c *console) pump(r io.Reader) {
 			return
 		}
 	}
+}
+
+var (
+	pasteStart = []byte("\x1b[200~")
+	pasteEnd   = []byte("\x1b[201~")
+)
+
+// cutSplitKey splits b before a paste marker or a key of homeEndKeys that
+// it ends with the start of, so that the rest, read next, completes it.
+func cutSplitKey(b []byte) (keys, split []byte) {
+	i := bytes.LastIndexByte(b, 0x1b)
+	if i < 0 {
+		return b, nil
+	}
+	tail := b[i:]
+	seqs := [][]byte{pasteStart, pasteEnd}
+	for _, k := range homeEndKeys {
+		seqs = append(seqs, []byte(k.from))
+	}
+	for _, seq := range seqs {
+		if len(tail) < len(seq) && bytes.HasPrefix(seq, tail) {
+			return b[:i], bytes.Clone(tail)
+		}
+	}
+	return b, nil
+}
+
+// pasteTail reports whether, after the keys b, the line editor holds
+// pasted text after the last newline of a paste; tail is what it was
+// before b. A paste still open counts.
+func pasteTail(b []byte, tail bool) bool {
+	if i := bytes.LastIndex(b, pasteStart); i >= 0 && !bytes.Contains(b[i:], pasteEnd) {
+		return true
+	}
+	end := bytes.LastIndex(b, pasteEnd)
+	if end < 0 {
+		return tail
+	}
+	seg := b[:end]
+	if i := bytes.LastIndex(seg, pasteStart); i >= 0 {
+		seg, tail = seg[i+len(pasteStart):], false
+	}
+	if k := bytes.LastIndexAny(seg, "\r\n"); k >= 0 {
+		return k < len(seg)-1
+	}
+	return tail || len(seg) > 0
+}
+
+// homeEndKeys are the Home and End keys as tmux, the Linux console and
+// rxvt send them, and in application mode, with the form the line editor
+// knows.
+var homeEndKeys = []struct{ from, to string }{
+	{"\x1b[1~", "\x1b[H"}, {"\x1b[7~", "\x1b[H"}, {"\x1bOH", "\x1b[H"},
+	{"\x1b[4~", "\x1b[F"}, {"\x1b[8~", "\x1b[F"}, {"\x1bOF", "\x1b[F"},
+}
+
+// homeEnd returns b with the keys of homeEndKeys rewritten, outside a
+// bracketed paste. inPaste says whether b starts inside a paste; homeEnd
+// returns whether it ends inside one. A key split between two reads is
+// left as it is.
+func homeEnd(b []byte, inPaste bool) ([]byte, bool) {
+	out := make([]byte, 0, len(b))
+next:
+	for i := 0; i < len(b); {
+		rest := b[i:]
+		switch {
+		case bytes.HasPrefix(rest, pasteStart):
+			inPaste = true
+		case bytes.HasPrefix(rest, pasteEnd):
+			inPaste = false
+		case !inPaste && rest[0] == 0x1b:
+			for _, k := range homeEndKeys {
+				if bytes.HasPrefix(rest, []byte(k.from)) {
+					out = append(out, k.to...)
+					i += len(k.from)
+					continue next
+				}
+			}
+		}
+		out = append(out, b[i])
+		i++
+	}
+	return out, inPaste
 }
 
 // keyReader is the line editor's view of the keyboard: the keys from
@@ -367,6 +460,10 @@ func (c *console) give(p, b []byte, ok bool) (int, error) {
 	if !ok {
 		return 0, errInputEnded
 	}
+	if bytes.Contains(b, pasteStart) {
+		c.pasted = true
+	}
+	c.tail = pasteTail(b, c.tail)
 	n := copy(p, b)
 	c.held = b[n:]
 	return n, nil
@@ -418,12 +515,23 @@ func (c *console) lines() {
 		case errors.Is(err, errRedraw):
 			req := c.req
 			c.mu.Lock()
-			if req.kind != promptBusy || c.cur != promptBusy {
+			next := req.kind != promptBusy || c.cur != promptBusy
+			if next {
 				c.seq++
 			}
 			c.cur = req.kind
 			n := c.seq
 			c.mu.Unlock()
+			if next {
+				// Lines pasted at the last prompt and not yet sent with
+				// Enter belong to it: they are kept, never joined to a
+				// line typed at this one.
+				if len(c.paste) > 0 {
+					c.keep(strings.Join(c.paste, "\n"))
+					c.paste = nil
+				}
+				c.pasted = false
+			}
 			if req.kind != promptBusy {
 				c.resize()
 			}
@@ -436,8 +544,17 @@ func (c *console) lines() {
 			req.done <- n
 			continue
 		case errors.Is(err, term.ErrPasteIndicator):
-			// A pasted line: the lines of one paste make one input.
-			c.paste = append(c.paste, line)
+			// A pasted line: the lines of one paste make one input, and
+			// never an answer: at a question it is kept at once.
+			c.mu.Lock()
+			kind := c.cur
+			c.mu.Unlock()
+			if kind == promptQuestion {
+				c.keep(line)
+			} else {
+				c.paste = append(c.paste, line)
+			}
+			c.pasted = c.tail // what the editor holds now was pasted too
 			continue
 		case errors.Is(err, errInputEnded):
 			c.end()
@@ -454,18 +571,20 @@ func (c *console) lines() {
 			c.end()
 			return
 		}
-		pasted := len(c.paste) > 0
-		if pasted {
+		pasted := len(c.paste) > 0 || c.pasted
+		if len(c.paste) > 0 {
 			line = strings.Join(append(c.paste, line), "\n")
 			c.paste = nil
 		}
+		c.pasted = false
 		c.mu.Lock()
 		kind, n := c.cur, c.seq
 		c.mu.Unlock()
 		if kind != promptQuestion && !pasted {
 			c.hist.add(line)
 		}
-		if kind == promptBusy {
+		if kind == promptBusy || kind == promptQuestion && pasted {
+			// Typed ahead, or pasted: an answer is typed.
 			c.keep(line)
 			continue
 		}

@@ -27,6 +27,7 @@ func unifiedDiff(name, before, after string, created bool) string {
 	}
 	ops := diffLines(splitLines(before), splitLines(after))
 	var sb strings.Builder
+	name = oneLine(name) // a newline in it must not make a line of the diff
 	if created {
 		fmt.Fprintf(&sb, "--- /dev/null\n+++ b/%s\n", name)
 	} else {

@@ -63,7 +63,7 @@ func TestControlCharactersVisible(t *testing.T) {
 	e = scripted(t, scriptStep{Text: "ok \x1b]0;title\x07 \u202eevil"})
 	out, _, err = exec(t, e, "go\n", p.args()...)
 	require.NoError(t, err)
-	assert.Equal(t, `ok \x1b]0;title\x07 \u202eevil`+"\n", out)
+	assert.Equal(t, `ok \x1b]0;title\a \u202eevil`+"\n", out)
 }
 
 // TestRefusedWithoutAsking: writes the tool would refuse are refused

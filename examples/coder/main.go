@@ -249,7 +249,7 @@ func runWith(ctx context.Context, e env, args []string, stdin io.Reader, stdout,
 
 	if len(history) > 0 {
 		if was := c.sessionRoot(ctx); was != "" && was != c.ws.dir {
-			fmt.Fprintf(c.stderr, "note: session %s was started with -root %s; the tools now work in %s\n", c.id, visible(was), c.ws.dir)
+			fmt.Fprintf(c.stderr, "note: session %s was started with -root %s; the tools now work in %s\n", c.id, oneLine(was), oneLine(c.ws.dir))
 		}
 	} else {
 		c.create = true
@@ -270,7 +270,7 @@ func runWith(ctx context.Context, e env, args []string, stdin io.Reader, stdout,
 	if len(history) > 0 {
 		state = fmt.Sprintf("resumed session, %d messages", len(history))
 	}
-	fmt.Fprintf(c.stderr, "coder: root %s\n       session %s (%s)\n       planner: %s\n       write tools: %s\n", visible(c.ws.dir), c.id, state, visible(desc), *permission)
+	fmt.Fprintf(c.stderr, "coder: root %s\n       session %s (%s)\n       planner: %s\n       write tools: %s\n", oneLine(c.ws.dir), c.id, state, oneLine(desc), *permission)
 	if len(history) > 0 {
 		c.recap(ctx)
 	}
@@ -341,7 +341,7 @@ func (c *cli) repl(ctx context.Context) error {
 			io.WriteString(c.stderr, help)
 			continue
 		case strings.HasPrefix(task, "/") && !strings.ContainsAny(task[1:], " \n/"):
-			fmt.Fprintf(c.stderr, "unknown command %s (/help lists them)\n", visible(task))
+			fmt.Fprintf(c.stderr, "unknown command %s (/help lists them)\n", oneLine(task))
 			continue
 		}
 		err = c.turn(ctx, task)
@@ -351,7 +351,7 @@ func (c *cli) repl(ctx context.Context) error {
 			return nil
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintln(c.stderr, "error:", visible(err.Error()))
+			fmt.Fprintln(c.stderr, "error:", oneLine(err.Error()))
 		}
 	}
 }
@@ -532,13 +532,13 @@ func (c *cli) turn(ctx context.Context, input string) error {
 			}
 			if e.Decision.Source == "remembered" {
 				c.clearStatus()
-				fmt.Fprintf(c.stderr, "  (%s allowed: you answered \"always\" in this session)\n", e.Tool)
+				fmt.Fprintf(c.stderr, "  (%s allowed: you answered \"always\" in this session)\n", oneLine(e.Tool))
 			}
 		case agentrt.ToolResult:
 			c.clearStatus()
 			desc := describeCall(calls[e.Message.ToolUseID])
 			if e.Message.IsError {
-				fmt.Fprintf(c.stderr, "  ✗ %s: %s\n", desc, visible(firstLine(e.Message.Content, 200)))
+				fmt.Fprintf(c.stderr, "  ✗ %s: %s\n", desc, oneLine(firstLine(e.Message.Content, 200)))
 			} else {
 				fmt.Fprintf(c.stderr, "  ✓ %s\n", desc)
 			}
@@ -682,17 +682,17 @@ func (c *cli) ask(ctx context.Context, req *agentrt.ToolCall) (agentrt.Decision,
 	}()
 	w := c.stderr
 	name, before, after, created, err := c.ws.preview(req)
-	fmt.Fprintf(w, "\n%s wants to change %s:\n", req.Tool.Name, visible(name))
+	fmt.Fprintf(w, "\n%s wants to change %s:\n", oneLine(req.Tool.Name), oneLine(name))
 	switch d := unifiedDiff(name, before, after, created); {
 	case err != nil:
-		fmt.Fprintf(w, "(cannot show the change: %s)\n", visible(err.Error()))
+		fmt.Fprintf(w, "(cannot show the change: %s)\n", oneLine(err.Error()))
 	case d == "":
 		fmt.Fprintln(w, "(no change to the file's content)")
 	default:
 		c.printDiff(d)
 	}
 	for {
-		line, err := c.con.ask(ctx, nil, fmt.Sprintf("Apply? [y]es / [n]o / [a]lways allow %s in this session: ", req.Tool.Name), promptQuestion)
+		line, err := c.con.ask(ctx, nil, fmt.Sprintf("Apply? [y]es / [n]o / [a]lways allow %s in this session: ", oneLine(req.Tool.Name)), promptQuestion)
 		switch {
 		case errors.Is(err, io.EOF):
 			fmt.Fprintln(w, "\n(end of input: no)")
@@ -875,7 +875,7 @@ func (c *cli) list(ctx context.Context) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tTITLE")
 	for _, in := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format("2006-01-02 15:04"), in.Messages, visible(strings.Join(strings.Fields(in.Title), " ")))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format("2006-01-02 15:04"), in.Messages, oneLine(strings.Join(strings.Fields(in.Title), " ")))
 	}
 	return tw.Flush()
 }
@@ -891,12 +891,12 @@ func describeCall(b agentrt.Block) string {
 		Pattern string `json:"pattern"`
 	}
 	_ = json.Unmarshal(b.Input, &in)
-	s := visible(b.Name)
+	s := oneLine(b.Name)
 	if in.Pattern != "" {
 		s += fmt.Sprintf(" %q", in.Pattern)
 	}
 	if in.Path != "" {
-		s += " " + visible(in.Path)
+		s += " " + oneLine(in.Path)
 	}
 	return s
 }

@@ -244,3 +244,66 @@ func TestTerminal(t *testing.T) {
 	x.typeLine("two", "/quit")
 	x.waitExit("two")
 }
+
+// TestTerminalPasteAndOneLineFields: in a real terminal (tmux), "y⏎"
+// pasted while the model thinks, then a bare Enter at the question, runs
+// nothing, and neither does "y" pasted at the question; a path with
+// newlines, chosen by the model, shows as one line in the question and
+// the diff header; Home and End as tmux sends them (ESC [1~, ESC [4~)
+// move in the line being typed.
+func TestTerminalPasteAndOneLineFields(t *testing.T) {
+	x := newTmux(t)
+	p := newProject(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	path := "notes.md\n(no change to the file's content)\n"
+	in, err := json.Marshal(WriteFileIn{Path: path, Content: "rm -rf ~\n"})
+	require.NoError(t, err)
+	b, err := json.Marshal([]scriptStep{
+		{WaitFile: gate, Tool: "write_file", Input: in},
+		{Text: "Finished."},
+	})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "script.json")
+	require.NoError(t, os.WriteFile(script, b, 0o644))
+
+	x.start("one", []string{scriptEnv + "=" + script}, p.args()...)
+	x.waitFor("one", "> ", 1)
+	// Home and End: "world", Home, "hello ", End, "!".
+	x.run("send-keys", "-t", "coder:one", "-l", "world")
+	x.run("send-keys", "-t", "coder:one", "-H", "1b", "5b", "31", "7e")
+	x.run("send-keys", "-t", "coder:one", "-l", "hello ")
+	x.run("send-keys", "-t", "coder:one", "-H", "1b", "5b", "34", "7e")
+	x.typeLine("one", "!")
+	x.waitFor("one", "> hello world!", 1)
+
+	// "y⏎" pasted (bracketed) while the model thinks.
+	x.waitFor("one", "Ctrl-C to cancel", 1)
+	x.run("set-buffer", "-b", "p", "y\n")
+	x.run("paste-buffer", "-p", "-b", "p", "-t", "coder:one")
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	x.waitFor("one", "Apply?", 1)
+	x.typeLine("one", "") // a bare Enter
+	x.waitFor("one", "Please answer y, n or a.", 1)
+	// "y" pasted at the question, then Enter.
+	x.run("set-buffer", "-b", "p", "y")
+	x.run("paste-buffer", "-p", "-b", "p", "-t", "coder:one")
+	x.typeLine("one", "")
+	x.waitFor("one", "not taken as an answer: y)", 2)
+	assert.NoFileExists(t, filepath.Join(p.root, path), "nothing ran")
+	x.typeLine("one", "n")
+	pane := x.waitFor("one", "Finished.", 1)
+	assert.NoFileExists(t, filepath.Join(p.root, path))
+	assert.Contains(t, pane, "✗ write_file notes.md\\n(no change to the file's content)\\n: permission denied: the user refused")
+
+	// The path is one line wherever it is shown.
+	assert.Contains(t, pane, "write_file wants to change notes.md\\n(no change to the file's content)\\n:")
+	assert.Contains(t, pane, "+++ b/notes.md\\n(no change to the file's content)\\n\n")
+	for _, l := range strings.Split(pane, "\n") {
+		assert.NotEqual(t, "(no change to the file's content)", strings.TrimSpace(l), "no line of the path passes for a line of its own")
+	}
+	x.waitFor("one", "> y", 1) // the pasted y, kept for this prompt
+	x.run("send-keys", "-t", "coder:one", "C-u")
+	x.typeLine("one", "/quit")
+	x.waitExit("one")
+	p.load(t, sessionID(t, x.pane("one")))
+}

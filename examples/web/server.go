@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/termtext"
 )
 
 //go:embed page.html
@@ -103,11 +105,17 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
-// pendingJSON is a call waiting for the person.
+// pendingJSON is a call waiting for the person. The card shows Shown,
+// the input exactly as the model sent it (Raw), every byte visible: in
+// the form of the timeline of `agentrt show` (termtext.Safe), a bidi
+// override as \u202e, a tag character as \U000e0041. Approve sends Raw
+// back, and the call runs only if it is still the one shown.
 type pendingJSON struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Tool      string          `json:"tool"`
 	Input     json.RawMessage `json:"input"`
+	Shown     string          `json:"shown"`
+	Raw       []byte          `json:"raw"` // base64 in JSON: byte-exact
 }
 
 func pendingOf(d agentrt.Done) []pendingJSON {
@@ -117,7 +125,10 @@ func pendingOf(d agentrt.Done) []pendingJSON {
 		if err != nil || p.Input == nil {
 			in = p.RawInput
 		}
-		out = append(out, pendingJSON{ToolUseID: p.ToolUseID, Tool: p.Tool.Name, Input: in})
+		out = append(out, pendingJSON{
+			ToolUseID: p.ToolUseID, Tool: termtext.Safe(p.Tool.Name), Input: in,
+			Shown: termtext.Safe(string(p.RawInput), '\n'), Raw: p.RawInput,
+		})
 	}
 	return out
 }
@@ -146,7 +157,16 @@ func (s *server) show(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, map[string]any{"id": id, "messages": msgs, "pending": pending, "busy": busy})
+	// The input of each tool call, as its line in the transcript shows it.
+	shown := map[string]string{}
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse {
+				shown[b.ID] = termtext.Safe(string(b.Input))
+			}
+		}
+	}
+	writeJSON(w, map[string]any{"id": id, "messages": msgs, "pending": pending, "busy": busy, "inputs_shown": shown})
 }
 
 // maxBody bounds a request's JSON body.
@@ -164,21 +184,61 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, s.ag.Run(r.Context(), r.PathValue("id"), body.Input))
 }
 
+// approvalJSON is a person's decision on a pending call; an approval
+// carries Raw, the input of the card the person approved.
+type approvalJSON struct {
+	agentrt.Decision
+	Raw []byte
+}
+
+// UnmarshalJSON reads the decision and "raw" beside it (Decision has a
+// decoder of its own, which would otherwise decode the whole object).
+func (a *approvalJSON) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Raw []byte `json:"raw"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	a.Raw = raw.Raw
+	return json.Unmarshal(b, &a.Decision)
+}
+
 // approve resumes a pending session with the person's decisions and
-// streams the rest of the run.
+// streams the rest of the run. An approval whose Raw is not, byte for
+// byte, the input of the pending call (the person approved something
+// else) fails with 409 Conflict, and nothing runs.
 func (s *server) approve(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Approvals []agentrt.Decision `json:"approvals"`
+		Approvals []approvalJSON `json:"approvals"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&body); err != nil || len(body.Approvals) == 0 {
 		http.Error(w, "want {\"approvals\": [...]}", http.StatusBadRequest)
 		return
 	}
-	s.stream(w, r, s.ag.Resume(r.Context(), r.PathValue("id"), body.Approvals...))
+	id := r.PathValue("id")
+	pending := map[string][]byte{}
+	for ev := range s.ag.Resume(r.Context(), id) { // runs nothing: lists the calls
+		if d, ok := ev.(agentrt.Done); ok {
+			for _, p := range d.Pending {
+				pending[p.ToolUseID] = p.RawInput
+			}
+		}
+	}
+	var approvals []agentrt.Decision
+	for _, a := range body.Approvals {
+		if raw, ok := pending[a.ToolUseID]; ok && a.Allow && !bytes.Equal(raw, a.Raw) {
+			http.Error(w, fmt.Sprintf("the input of call %q is not the one approved", a.ToolUseID), http.StatusConflict)
+			return
+		}
+		approvals = append(approvals, a.Decision)
+	}
+	s.stream(w, r, s.ag.Resume(r.Context(), id, approvals...))
 }
 
-// stream writes a run's events as Server-Sent Events: text, tool_call,
-// permission, tool_result, done, error.
+// stream writes a run's events as Server-Sent Events: text, tool_call
+// (with the input as its line shows it: shown), permission, tool_result,
+// done, error.
 func (s *server) stream(w http.ResponseWriter, r *http.Request, run func(func(agentrt.Event, error) bool)) {
 	flusher, _ := w.(http.Flusher)
 	started := false
@@ -214,7 +274,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, run func(func(ag
 		case agentrt.TextDelta:
 			send("text", map[string]any{"text": e.Text})
 		case agentrt.ToolCall:
-			send("tool_call", map[string]any{"id": e.ToolUseID, "tool": e.Tool.Name, "input": json.RawMessage(e.RawInput), "read_only": e.Tool.ReadOnly})
+			send("tool_call", map[string]any{"id": e.ToolUseID, "tool": e.Tool.Name, "input": json.RawMessage(e.RawInput), "shown": termtext.Safe(string(e.RawInput)), "read_only": e.Tool.ReadOnly})
 		case agentrt.PermissionDecision:
 			send("permission", map[string]any{"id": e.ToolUseID, "tool": e.Tool, "allow": e.Decision.Allow, "pending": e.Decision.Pending, "source": e.Decision.Source, "reason": e.Decision.Reason})
 		case agentrt.ToolResult:

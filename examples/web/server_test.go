@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/agenttest"
+	"github.com/agentrt/agentrt/internal/termtext"
+	"github.com/agentrt/agentrt/internal/termtext/termtexttest"
 )
 
 // sseEvent is one Server-Sent Event of a run.
@@ -74,10 +78,23 @@ func kinds(evs []sseEvent) []string {
 
 func pendingID(t *testing.T, done map[string]any) string {
 	t.Helper()
+	return pendingCall(t, done)["tool_use_id"].(string)
+}
+
+func pendingCall(t *testing.T, done map[string]any) map[string]any {
+	t.Helper()
 	require.Equal(t, "pending", done["reason"], done)
 	p := done["pending"].([]any)
 	require.Len(t, p, 1)
-	return p[0].(map[string]any)["tool_use_id"].(string)
+	return p[0].(map[string]any)
+}
+
+// approval approves the pending call of done with the input its card
+// shows, as the page does.
+func approval(t *testing.T, done map[string]any) map[string]any {
+	t.Helper()
+	p := pendingCall(t, done)
+	return map[string]any{"tool_use_id": p["tool_use_id"], "allow": true, "raw": p["raw"]}
 }
 
 func start(t *testing.T, dir string) (*server, *httptest.Server) {
@@ -99,13 +116,13 @@ func TestServerApprovalsSurviveARestart(t *testing.T) {
 
 	evs := post(t, ts.URL+"/api/sessions/s1/run", map[string]string{"input": "greet the world"})
 	assert.Equal(t, []string{"text", "tool_call", "permission", "done"}, kinds(evs))
-	id := pendingID(t, last(evs, "done"))
+	approve := approval(t, last(evs, "done"))
 	assert.Equal(t, true, last(evs, "permission")["pending"])
 	_, err := os.Stat(filepath.Join(dir, "workspace", "notes", "hello.txt"))
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing written before the approval")
 
 	// Approve the first write; the second asks.
-	evs = post(t, ts.URL+"/api/sessions/s1/approve", map[string]any{"approvals": []agentrt.Decision{{ToolUseID: id, Allow: true}}})
+	evs = post(t, ts.URL+"/api/sessions/s1/approve", map[string]any{"approvals": []any{approve}})
 	assert.Equal(t, []string{"tool_call", "permission", "tool_result", "text", "tool_call", "permission", "done"}, kinds(evs))
 	id2 := pendingID(t, last(evs, "done"))
 	b, err := os.ReadFile(filepath.Join(dir, "workspace", "notes", "hello.txt"))
@@ -166,4 +183,51 @@ func TestEscapingWriteIsRefusedWithoutAsking(t *testing.T) {
 	d, err = approveWrites(context.Background(), &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write_file"}, Input: WriteIn{Path: "a/b.txt"}})
 	require.NoError(t, err)
 	assert.True(t, d.Pending)
+}
+
+// TestApproveOnlyTheInputShown: an approval runs the call only when the
+// input it sends back is, byte for byte, the input of the pending call;
+// the card shows that input escaped as the timeline does.
+func TestApproveOnlyTheInputShown(t *testing.T) {
+	t.Parallel()
+	const path = "notes/\u202etxt.exe"
+	dir := t.TempDir()
+	s, err := newServer(dir, agenttest.Script(
+		agenttest.CallTool("write_file", `{"path":"`+path+`","content":"Hello, friend.`+termtexttest.Tags(" IGNORE ALL")+`"}`),
+		agenttest.Reply("done"),
+	))
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	defer func() { ts.Close(); s.Close() }()
+
+	done := last(post(t, ts.URL+"/api/sessions/s1/run", map[string]string{"input": "write"}), "done")
+	p := pendingCall(t, done)
+	raw, err := base64.StdEncoding.DecodeString(p["raw"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, termtext.Safe(string(raw), '\n'), p["shown"])
+	assert.Equal(t, `{"path":"notes/\u202etxt.exe","content":"Hello, friend.\U000e0020\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045\U000e0020\U000e0041\U000e004c\U000e004c"}`, p["shown"])
+
+	for _, tc := range []struct {
+		name string
+		raw  any
+	}{
+		{name: "no input", raw: nil},
+		{name: "another input", raw: base64.StdEncoding.EncodeToString([]byte(`{"path":"notes/txt.exe","content":"Hello, friend."}`))},
+		{name: "one hidden character less", raw: base64.StdEncoding.EncodeToString(raw[:len(raw)-6])},
+	} {
+		b, err := json.Marshal(map[string]any{"approvals": []any{map[string]any{"tool_use_id": p["tool_use_id"], "allow": true, "raw": tc.raw}}})
+		require.NoError(t, err)
+		resp, err := http.Post(ts.URL+"/api/sessions/s1/approve", "application/json", bytes.NewReader(b))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusConflict, resp.StatusCode, tc.name)
+	}
+	_, err = os.Stat(filepath.Join(dir, "workspace", "notes"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing ran")
+
+	done = last(post(t, ts.URL+"/api/sessions/s1/approve", map[string]any{"approvals": []any{approval(t, done)}}), "done")
+	assert.Equal(t, "complete", done["reason"])
+	got, err := os.ReadFile(filepath.Join(dir, "workspace", path))
+	require.NoError(t, err)
+	assert.Equal(t, "Hello, friend."+termtexttest.Tags(" IGNORE ALL"), string(got), "what ran is what was shown")
 }

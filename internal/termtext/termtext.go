@@ -1,8 +1,9 @@
 // Package termtext prepares text that a model or a tool produced for a
-// person's terminal: [Safe] shows every character that a terminal would
-// interpret (escape sequences, other control characters, bidi controls,
-// invalid UTF-8) as a visible escape in Go's notation, so that nothing is
-// hidden and nothing is interpreted; [Width] and [Cut] measure and cut
+// person to read: [Safe] shows every character that a terminal would
+// interpret or that would not show (escape sequences, other control
+// characters, bidi controls, zero-width and other format characters, tag
+// characters, invalid UTF-8) as a visible escape in Go's notation, so that
+// nothing is hidden and nothing is interpreted; [Width] and [Cut] measure and cut
 // text in terminal columns, where an East Asian wide character takes two
 // columns and a combining mark none.
 package termtext
@@ -30,16 +31,24 @@ const Ellipsis = "…"
 //   - DEL: \x7f;
 //   - the C1 control characters (U+0080 to U+009F), which some terminals
 //     take as the start of an escape sequence (U+009B is CSI): \u009b;
-//   - the bidi controls, which reorder what is shown (U+061C, U+200E,
-//     U+200F, U+202A to U+202E, U+2066 to U+2069), and the line and
-//     paragraph separators U+2028 and U+2029: \u202e;
+//   - the format characters (Unicode category Cf), which do not show but
+//     change what is shown or hide text: the bidi controls (U+061C,
+//     U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), zero-width
+//     characters (U+200B to U+200D, U+2060, U+FEFF), the soft hyphen
+//     U+00AD, U+0600 to U+0605 and the like: \u202e, \u200b;
+//   - the line and paragraph separators U+2028 and U+2029: \u2028;
+//   - the tag characters U+E0000 to U+E007F, which can spell a hidden
+//     text: \U000e0041;
 //   - each byte that is not part of valid UTF-8: \xff.
+//
+// A zero width joiner is escaped too, so an emoji sequence joined by it
+// shows its parts: 👨\u200d👩.
 //
 // A tab not in keep is expanded to spaces, up to the next multiple of
 // [TabWidth] columns from the start of its line. keep lists the C0 control
 // characters left as they are: '\n' for text printed on several lines,
 // '\t' to leave tabs to the terminal; other runes in keep are ignored (DEL,
-// C1 and bidi controls are always escaped), and keeping any C0 control
+// C1 and format characters are always escaped), and keeping any C0 control
 // other than '\n' and '\t' defeats the purpose.
 //
 // A backslash in s is left as it is, so the escapes are for a person to
@@ -58,7 +67,7 @@ func Safe(s string, keep ...rune) string {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if c >= utf8.RuneSelf && !(r == utf8.RuneError && size == 1) && !escaped(r) {
+		if c >= utf8.RuneSelf && !(r == utf8.RuneError && size == 1) && !Escaped(r) {
 			i += size
 			continue
 		}
@@ -86,7 +95,7 @@ func Safe(s string, keep ...rune) string {
 			n := TabWidth - col%TabWidth
 			b.WriteString(strings.Repeat(" ", n))
 			col += n
-		case escaped(r):
+		case Escaped(r):
 			e := escape(r)
 			b.WriteString(e)
 			col += len(e)
@@ -108,25 +117,18 @@ func kept(r rune, keep []rune) bool {
 	return false
 }
 
-// escaped reports whether Safe replaces r (a valid rune) by an escape.
-func escaped(r rune) bool {
+// Escaped reports whether [Safe] replaces r, a valid rune, by an escape
+// (every C0 control: Safe keeps those in its keep and expands a tab).
+func Escaped(r rune) bool {
 	switch {
 	case r < 0x20, r >= 0x7f && r <= 0x9f:
 		return true
-	}
-	return bidi(r) || r == 0x2028 || r == 0x2029
-}
-
-// bidi reports whether r is a bidi control character: a mark, an
-// embedding, an override or an isolate.
-func bidi(r rune) bool {
-	switch {
-	case r == 0x061c, r == 0x200e, r == 0x200f:
+	case r == 0x2028, r == 0x2029:
 		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+	case r >= 0xe0000 && r <= 0xe007f: // tags, those not yet assigned too
 		return true
 	}
-	return false
+	return unicode.Is(unicode.Cf, r)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -135,7 +137,7 @@ func hexEscape(c byte) string {
 	return `\x` + string(hexDigits[c>>4]) + string(hexDigits[c&0xf])
 }
 
-// escape returns r, which escaped reports true for, in Go's notation.
+// escape returns r, which Escaped reports true for, in Go's notation.
 func escape(r rune) string {
 	switch r {
 	case '\a':
@@ -156,13 +158,17 @@ func escape(r rune) string {
 	if r < utf8.RuneSelf {
 		return hexEscape(byte(r))
 	}
-	var b [6]byte
-	b[0], b[1] = '\\', 'u'
-	for i := 5; i >= 2; i-- {
+	n, u := 4, byte('u')
+	if r > 0xffff {
+		n, u = 8, 'U'
+	}
+	b := make([]byte, 2+n)
+	b[0], b[1] = '\\', u
+	for i := len(b) - 1; i >= 2; i-- {
 		b[i] = hexDigits[r&0xf]
 		r >>= 4
 	}
-	return string(b[:])
+	return string(b)
 }
 
 // RuneWidth returns the number of terminal columns r takes: 2 for an East

@@ -3,6 +3,7 @@ package termtext
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -21,8 +22,9 @@ func TestSafe(t *testing.T) {
 		{name: "ASCII", in: "hello, world ~!@#$%^&*()_+{}|:\"<>?`-=[]\\;',./", want: "hello, world ~!@#$%^&*()_+{}|:\"<>?`-=[]\\;',./"},
 		{name: "Chinese", in: "你好，世界。", want: "你好，世界。"},
 		{name: "mixed", in: "read 文件 main.go → 好", want: "read 文件 main.go → 好"},
-		{name: "emoji", in: "ok 👍 🇫🇷 👨‍👩‍👧", want: "ok 👍 🇫🇷 👨‍👩‍👧"},
-		{name: "combining marks and zero width", in: "e\u0301 a\u20dd x\u200by \u2764\ufe0f", want: "e\u0301 a\u20dd x\u200by \u2764\ufe0f"},
+		{name: "emoji", in: "ok 👍 🇫🇷", want: "ok 👍 🇫🇷"},
+		{name: "emoji joined by zero width joiners", in: "👨\u200d👩\u200d👧", want: `👨\u200d👩\u200d👧`},
+		{name: "combining marks and variation selector", in: "e\u0301 a\u20dd \u2764\ufe0f", want: "e\u0301 a\u20dd \u2764\ufe0f"},
 
 		// C0 controls.
 		{name: "clear screen", in: "a\x1b[2Jb", want: `a\x1b[2Jb`},
@@ -48,7 +50,7 @@ func TestSafe(t *testing.T) {
 		{name: "DEL", in: "a\x7fb", want: `a\x7fb`},
 		{name: "C1 CSI", in: "\u009b2J", want: `\u009b2J`},
 		{name: "C1 range", in: "\u0080\u0085\u008d\u009d\u009f", want: `\u0080\u0085\u008d\u009d\u009f`},
-		{name: "after C1", in: "\u00a0\u00ad", want: "\u00a0\u00ad"},
+		{name: "after C1", in: "\u00a0\u00a1", want: "\u00a0\u00a1"},
 
 		// Bidi controls and separators.
 		{name: "right-to-left override", in: "invoice\u202efdp.exe", want: `invoice\u202efdp.exe`},
@@ -57,6 +59,16 @@ func TestSafe(t *testing.T) {
 		{name: "marks", in: "\u200e\u200f\u061c", want: `\u200e\u200f\u061c`},
 		{name: "line and paragraph separators", in: "a\u2028b\u2029c", want: `a\u2028b\u2029c`},
 		{name: "Chinese around a bidi control", in: "文件\u202e名", want: `文件\u202e名`},
+
+		// Format characters (Cf) and tags.
+		{name: "zero width", in: "x\u200by\u200cz\u2060w\ufeff", want: `x\u200by\u200cz\u2060w\ufeff`},
+		{name: "soft hyphen", in: "a\u00adb", want: `a\u00adb`},
+		{name: "Arabic number signs", in: "\u0600\u0605\u06dd", want: `\u0600\u0605\u06dd`},
+		{name: "interlinear annotation", in: "\ufff9a\ufffab\ufffb", want: `\ufff9a\ufffab\ufffb`},
+		{name: "tag characters", in: "hi\U000e0049\U000e0047\U000e007f", want: `hi\U000e0049\U000e0047\U000e007f`},
+		{name: "unassigned tags", in: "\U000e0000\U000e0002\U000e001f", want: `\U000e0000\U000e0002\U000e001f`},
+		{name: "after the tags", in: "\U000e0080\U000e0100", want: "\U000e0080\U000e0100"},
+		{name: "tab after a tag escape", in: "\U000e0041\tx", want: `\U000e0041` + "      x"},
 
 		// Invalid UTF-8.
 		{name: "invalid byte", in: "a\xffb", want: `a\xffb`},
@@ -190,12 +202,19 @@ func TestRuneWidth(t *testing.T) {
 	}
 }
 
+// hidden reports whether r is a character Safe must never return: C1,
+// DEL, a format character (bidi controls, zero width characters), a line
+// or paragraph separator or a tag. (The C0 controls are checked apart.)
+func hidden(r rune) bool {
+	return r >= 0x7f && r <= 0x9f || unicode.Is(unicode.Cf, r) || unicode.In(r, unicode.Zl, unicode.Zp) || r >= 0xe0000 && r <= 0xe007f
+}
+
 // FuzzSafe checks that what Safe returns is valid UTF-8 with no control
-// character a terminal would interpret (but the newline kept), no bidi
-// control, and unchanged by Safe again; and that Cut never exceeds its
-// width.
+// character a terminal would interpret (but the newline kept), no format
+// character, separator or tag, and unchanged by Safe again; and that Cut
+// never exceeds its width.
 func FuzzSafe(f *testing.F) {
-	for _, s := range []string{"", "hello", "你好\n世界", "\x1b[2J\x1b]52;c;aGk=\x07", "\u009b\u202e\u2066\x7f", "\xff\xfe\t\r\n", "e\u0301👨\u200d👩"} {
+	for _, s := range []string{"", "hello", "你好\n世界", "\x1b[2J\x1b]52;c;aGk=\x07", "\u009b\u202e\u2066\x7f", "\xff\xfe\t\r\n", "e\u0301👨\u200d👩", "\u00ad\u0600\u200b\ufeff\U000e0041\U000e007f\u2028"} {
 		f.Add(s, 5)
 	}
 	f.Fuzz(func(t *testing.T, s string, n int) {
@@ -210,7 +229,7 @@ func FuzzSafe(f *testing.F) {
 				}
 			}
 			for _, r := range out {
-				if r >= 0x80 && r <= 0x9f || bidi(r) {
+				if hidden(r) {
 					t.Fatalf("Safe(%q, %q) = %q: %U", s, keep, out, r)
 				}
 			}
