@@ -220,7 +220,7 @@ func TestTerminal(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(p.root, "typed-ahead.txt"))
 
 	// The write outside the root was refused without a question.
-	assert.Contains(t, pane, "✗ write_file ../escape.txt: refused without asking the user")
+	assert.Contains(t, pane, "✗ write_file ../escape.txt: permission denied: \"precheck\" refused this call of \"write_file\": refused without asking the user")
 	assert.Equal(t, 3, strings.Count(pane, "Apply?"), "no question about ../escape.txt")
 	assert.NoFileExists(t, filepath.Join(filepath.Dir(p.root), "escape.txt"))
 
