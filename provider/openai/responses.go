@@ -36,8 +36,12 @@ type ResponsesOptions struct {
 	ReasoningSummary string
 
 	// PromptCacheKey is sent as "prompt_cache_key": requests with the same
-	// key and prefix are routed to the same cache. "" sends none.
+	// key and prefix are routed to the same cache. "" means a key made from
+	// ModelRequest.SessionID, as in [Options]; none without a SessionID.
 	PromptCacheKey string
+
+	// NoPromptCacheKey sends no prompt_cache_key.
+	NoPromptCacheKey bool
 
 	// PreviousResponseID stores responses at OpenAI ("store": true) and
 	// chains the calls of a session with "previous_response_id": a call

@@ -100,8 +100,10 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 	if r.opts.ReasoningSummary != "" {
 		params.Reasoning.Summary = shared.ReasoningSummary(r.opts.ReasoningSummary)
 	}
-	if r.opts.PromptCacheKey != "" {
-		params.PromptCacheKey = oai.String(r.opts.PromptCacheKey)
+	if !r.opts.NoPromptCacheKey {
+		if key := cacheKey(r.opts.PromptCacheKey, true, req.SessionID); key != "" {
+			params.PromptCacheKey = oai.String(key)
+		}
 	}
 	if len(r.opts.ExtraFields) > 0 {
 		params.SetExtraFields(r.opts.ExtraFields)
