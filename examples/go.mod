@@ -8,16 +8,17 @@ require (
 	github.com/agentrt/agentrt/provider/anthropic v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/gemini v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/openai v0.0.0-00010101000000-000000000000
+	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/term v0.47.0
+	google.golang.org/genai v1.77.0
 )
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
-	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
@@ -60,7 +61,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
