@@ -9,8 +9,10 @@
 //	go test -run '^$' -bench . ./examples/cachebench/
 //
 // The prompt of a request is read from the body the adapter sent, in the
-// order the vendor's cache reads it: the tools, the system prompt, then
-// each block of each message; fields that are not prompt (model,
+// order of the vendor's prompt: for Anthropic, as documented, the tools,
+// the system prompt, then each block of each message; for OpenAI and
+// Gemini, which document no order, the system prompt, the tools, then the
+// messages (Gemini's by part). Fields that are not prompt (model,
 // max_tokens, stream, prompt_cache_key) and the cache_control markers are
 // left out. Tokens are estimated as bytes/4. The cached share of a request
 // is its longest run of leading parts equal to the previous request's;
