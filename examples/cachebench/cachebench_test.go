@@ -26,6 +26,7 @@ import (
 	"github.com/agentrt/agentrt/provider/anthropic"
 	"github.com/agentrt/agentrt/provider/gemini"
 	"github.com/agentrt/agentrt/provider/openai"
+	"github.com/agentrt/agentrt/summarize"
 )
 
 const (
@@ -40,13 +41,13 @@ const (
 type size struct{ turns, budget int }
 
 // full is the session the figures are for. Under the race detector,
-// which makes each call about 6 times slower, the test runs its first 100
-// turns (3 cuts of the Window instead of 8).
+// which makes each call about 6 times slower, the test runs its first 80
+// turns (one compaction instead of 5 to 8).
 var full = size{turns, budget}
 
 func testSize() size {
 	if raceEnabled {
-		return size{turns / 2, budget}
+		return size{80, budget}
 	}
 	return full
 }
@@ -395,7 +396,7 @@ func abbrev(t []int) string {
 }
 
 // session runs the scripted session through v with hook and measures it.
-func session(t testing.TB, v vendor, hook agentrt.Hooks, sz size) result {
+func session(t testing.TB, v vendor, hook agentrt.Hooks, sz size, compaction agentrt.Compressor) result {
 	srv := &fakeServer{reply: v.reply}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -404,7 +405,7 @@ func session(t testing.TB, v vendor, hook agentrt.Hooks, sz size) result {
 		Tools:         tools(),
 		Planner:       v.planner(ts.URL),
 		Store:         &agentrt.MemoryStore{},
-		Compressor:    agentrt.Window{},
+		Compressor:    compaction,
 		ContextTokens: sz.budget,
 		Hooks:         []agentrt.Hooks{noStream(), hook},
 	}
@@ -480,43 +481,71 @@ func causeOf(prev, cur []part, k int) string {
 	}
 }
 
-// TestPrefixStability runs the 200-turn session through each adapter: at
-// least 90% of the input must be a prefix the previous request had, and
-// a hook that writes the time into the system prompt (in a quarter of the
-// session) must bring that near 0.
+// compactions are the two compressors the session is measured with.
+var compactions = []struct {
+	name string
+	new  func() agentrt.Compressor
+}{
+	{"window", func() agentrt.Compressor { return agentrt.Window{} }},
+	{"summarize", func() agentrt.Compressor {
+		n := 0
+		return summarize.Compressor{Planner: agentrt.PlannerFunc(func(context.Context, *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+			n++
+			return &agentrt.ModelResponse{Message: agentrt.NewAssistantMessage(agentrt.TextBlock(
+				fmt.Sprintf("Summary %d: the user asks where symbols are defined; the files read so far are listed above.", n)))}, nil
+		})}
+	}},
+}
+
+// TestPrefixStability runs the 200-turn session through each adapter with
+// a Window (and through Anthropic's with the summarizing compressor too,
+// which is the same for every adapter): at least 90% of the input must be
+// a prefix the previous request had, the prefix may break only at a
+// compaction, and a hook that writes the time into the system prompt (in
+// a quarter of the session) must bring the share near 0.
 func TestPrefixStability(t *testing.T) {
 	t.Parallel()
 	sz := testSize()
 	for _, v := range vendors {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			good := session(t, v, recallHook(), sz)
-			t.Logf("recall hook: %v", good)
-			assert.GreaterOrEqual(t, good.share(), 0.90, "%v", good)
-			assert.NotEmpty(t, good.breaks, "the Window cut: the session measures compaction turns too")
+		for _, c := range compactions {
+			if c.name != "window" && v.name != "anthropic" {
+				continue
+			}
+			t.Run(v.name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				good := session(t, v, recallHook(), sz, c.new())
+				t.Logf("recall hook: %v", good)
+				assert.GreaterOrEqual(t, good.share(), 0.90, "%v", good)
+				assert.NotEmpty(t, good.breaks, "the session measures compaction turns too")
+				for cause := range good.breaks {
+					assert.Contains(t, cause, "(compaction)", "%v", good)
+				}
 
-			short := size{sz.turns / 4, sz.budget}
-			bad := session(t, v, badHook(), short)
-			t.Logf("time in the system prompt: %v", bad)
-			assert.Less(t, bad.share(), 0.05, "%v", bad)
-			assert.Len(t, bad.breaks["system prompt changed"], short.turns-1, "%v", bad)
-		})
+				short := size{sz.turns / 4, sz.budget}
+				bad := session(t, v, badHook(), short, c.new())
+				t.Logf("time in the system prompt: %v", bad)
+				assert.Less(t, bad.share(), 0.05, "%v", bad)
+				assert.Len(t, bad.breaks["system prompt changed"], short.turns-1, "%v", bad)
+			})
+		}
 	}
 }
 
-// BenchmarkPrefixStability reports, per adapter, the share of the
-// session's input tokens that is a cached prefix (prefix-%), the turns
-// whose prefix broke, and the bytes sent per turn.
+// BenchmarkPrefixStability reports, per adapter and compressor, the share
+// of the session's input tokens that is a cached prefix (prefix-%), the
+// turns whose prefix broke, and the bytes sent per turn.
 func BenchmarkPrefixStability(b *testing.B) {
 	for _, v := range vendors {
-		b.Run(v.name, func(b *testing.B) {
-			var res result
-			for b.Loop() {
-				res = session(b, v, recallHook(), full)
-			}
-			b.ReportMetric(100*res.share(), "prefix-%")
-			b.ReportMetric(float64(res.breakCount()), "breaks")
-			b.ReportMetric(float64(res.bytesSent)/float64(res.turns), "bytes/turn")
-		})
+		for _, c := range compactions {
+			b.Run(v.name+"/"+c.name, func(b *testing.B) {
+				var res result
+				for b.Loop() {
+					res = session(b, v, recallHook(), full, c.new())
+				}
+				b.ReportMetric(100*res.share(), "prefix-%")
+				b.ReportMetric(float64(res.breakCount()), "breaks")
+				b.ReportMetric(float64(res.bytesSent)/float64(res.turns), "bytes/turn")
+			})
+		}
 	}
 }
