@@ -115,3 +115,19 @@ func TestExplicitCacheRequest(t *testing.T) {
 	assert.NotContains(t, srv2.request(0).Body, "prompt_cache_options")
 	jsonEq(t, `[{"role":"system","content":"sys"},{"role":"user","content":"hi"}]`, srv2.request(0).Body["messages"])
 }
+
+// The Responses API reports cache writes as cache_write_tokens (written
+// from the API reference: the recorded responses have 0 or none).
+func TestResponsesCacheUsage(t *testing.T) {
+	t.Parallel()
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(rfixture(t, "pdf-input-file.json"), &body))
+	body["usage"] = map[string]any{"input_tokens": 3000, "input_tokens_details": map[string]any{"cached_tokens": 2048, "cache_write_tokens": 900},
+		"output_tokens": 4, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 3004}
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	srv := newReplay(t, reply{body: b})
+	resp, err := srv.responses(nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, agentrt.Usage{InputTokens: 3000, OutputTokens: 4, CacheReadTokens: 2048, CacheWriteTokens: 900}, resp.Usage)
+}
