@@ -7,6 +7,7 @@ import (
 	"github.com/agentrt/agentrt"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // cacheKey is the prompt_cache_key of a request: key if set, else one
@@ -120,6 +121,95 @@ func mark(m *oai.ChatCompletionMessageParamUnion, ttl string) {
 		case p.OfFile != nil:
 			p.OfFile.PromptCacheBreakpoint = oai.NewChatCompletionContentPartFilePromptCacheBreakpointParam()
 			p.OfFile.PromptCacheBreakpoint.Ttl = ttl
+		}
+	}
+}
+
+// explicitResponseBreakpoints is explicitBreakpoints for the Responses
+// API's input items: the content of every message and function call
+// output becomes a list of parts, and a breakpoint goes on the last part
+// of the developer message (the system prompt), of input[stable] and of
+// the item before the last model item up to it.
+func explicitResponseBreakpoints(input responses.ResponseInputParam, stable int, ttl string) {
+	for i := range input {
+		responseParts(&input[i])
+	}
+	at := []int{stable}
+	dev := len(input) > 0 && input[0].OfMessage != nil && input[0].OfMessage.Role == responses.EasyInputMessageRoleDeveloper
+	if dev {
+		at = append(at, 0)
+	}
+	for a := stable; a >= 0; a-- {
+		it := input[a]
+		if it.OfFunctionCall != nil || it.OfReasoning != nil || (it.OfMessage != nil && it.OfMessage.Role == responses.EasyInputMessageRoleAssistant) {
+			for p := a - 1; p >= 0; p-- { // before the model's items of that answer
+				if q := input[p]; q.OfFunctionCall == nil && q.OfReasoning == nil && (q.OfMessage == nil || q.OfMessage.Role != responses.EasyInputMessageRoleAssistant) {
+					if p > 0 || !dev {
+						at = append(at, p)
+					}
+					break
+				}
+			}
+			break
+		}
+	}
+	for _, i := range at {
+		if i >= 0 && i < len(input) {
+			markItem(&input[i], ttl)
+		}
+	}
+}
+
+// responseParts turns the string content of a message or function call
+// output into one input_text part.
+func responseParts(it *responses.ResponseInputItemUnionParam) {
+	switch {
+	case it.OfMessage != nil && it.OfMessage.Role != responses.EasyInputMessageRoleAssistant && it.OfMessage.Content.OfString.Valid():
+		c := &it.OfMessage.Content
+		c.OfInputItemContentList = responses.ResponseInputMessageContentListParam{responses.ResponseInputContentParamOfInputText(c.OfString.Value)}
+		c.OfString = param.Opt[string]{}
+	case it.OfFunctionCallOutput != nil && it.OfFunctionCallOutput.Output.OfString.Valid():
+		o := &it.OfFunctionCallOutput.Output
+		o.OfResponseFunctionCallOutputItemArray = responses.ResponseFunctionCallOutputItemListParam{responses.ResponseFunctionCallOutputItemParamOfInputText(o.OfString.Value)}
+		o.OfString = param.Opt[string]{}
+	}
+}
+
+// markItem puts a prompt_cache_breakpoint on the last part of a message
+// or function call output.
+func markItem(it *responses.ResponseInputItemUnionParam, ttl string) {
+	switch {
+	case it.OfMessage != nil:
+		parts := it.OfMessage.Content.OfInputItemContentList
+		if len(parts) == 0 {
+			return
+		}
+		switch p := parts[len(parts)-1]; {
+		case p.OfInputText != nil:
+			p.OfInputText.PromptCacheBreakpoint = responses.NewResponseInputTextPromptCacheBreakpointParam()
+			p.OfInputText.PromptCacheBreakpoint.Ttl = ttl
+		case p.OfInputImage != nil:
+			p.OfInputImage.PromptCacheBreakpoint = responses.NewResponseInputImagePromptCacheBreakpointParam()
+			p.OfInputImage.PromptCacheBreakpoint.Ttl = ttl
+		case p.OfInputFile != nil:
+			p.OfInputFile.PromptCacheBreakpoint = responses.NewResponseInputFilePromptCacheBreakpointParam()
+			p.OfInputFile.PromptCacheBreakpoint.Ttl = ttl
+		}
+	case it.OfFunctionCallOutput != nil:
+		parts := it.OfFunctionCallOutput.Output.OfResponseFunctionCallOutputItemArray
+		if len(parts) == 0 {
+			return
+		}
+		switch p := parts[len(parts)-1]; {
+		case p.OfInputText != nil:
+			p.OfInputText.PromptCacheBreakpoint = responses.NewResponseInputTextContentPromptCacheBreakpointParam()
+			p.OfInputText.PromptCacheBreakpoint.Ttl = ttl
+		case p.OfInputImage != nil:
+			p.OfInputImage.PromptCacheBreakpoint = responses.NewResponseInputImageContentPromptCacheBreakpointParam()
+			p.OfInputImage.PromptCacheBreakpoint.Ttl = ttl
+		case p.OfInputFile != nil:
+			p.OfInputFile.PromptCacheBreakpoint = responses.NewResponseInputFileContentPromptCacheBreakpointParam()
+			p.OfInputFile.PromptCacheBreakpoint.Ttl = ttl
 		}
 	}
 }

@@ -131,3 +131,37 @@ func TestResponsesCacheUsage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, agentrt.Usage{InputTokens: 3000, OutputTokens: 4, CacheReadTokens: 2048, CacheWriteTokens: 900}, resp.Usage)
 }
+
+// Explicit caching on the Responses API, written from the API reference
+// as TestExplicitCacheRequest: breakpoints on the developer message, the
+// last function_call_output of the session (not the recall hook's
+// trailing message) and the user's message, where the call before ended.
+func TestResponsesExplicitCacheRequest(t *testing.T) {
+	t.Parallel()
+	srv := newReplay(t, reply{body: rfixture(t, "pdf-input-file.json")})
+	p := srv.responses(&openai.ResponsesOptions{ExplicitCache: true, NoPromptCacheKey: true})
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{
+		System: "sys",
+		Messages: []agentrt.Message{
+			agentrt.NewUserMessage("weather?"),
+			agentrt.NewAssistantMessage(agentrt.ToolUseBlock("c1", "weather", json.RawMessage(`{"city":"Rome"}`)),
+				agentrt.ToolUseBlock("c2", "weather", json.RawMessage(`{"city":"Oslo"}`))),
+			agentrt.NewToolMessage("c1", "sunny", false),
+			agentrt.NewToolMessage("c2", "rain", false),
+			agentrt.NewUserMessage("[recalled] likes tea"),
+		},
+	})
+	require.NoError(t, err)
+	body := srv.request(0).Body
+	jsonEq(t, `{"mode":"explicit"}`, body["prompt_cache_options"])
+	bp := `"prompt_cache_breakpoint":{"mode":"explicit"}`
+	jsonEq(t, `[
+		{"role":"developer","content":[{"type":"input_text","text":"sys",`+bp+`}]},
+		{"role":"user","content":[{"type":"input_text","text":"weather?",`+bp+`}]},
+		{"type":"function_call","call_id":"c1","name":"weather","arguments":"{\"city\":\"Rome\"}"},
+		{"type":"function_call","call_id":"c2","name":"weather","arguments":"{\"city\":\"Oslo\"}"},
+		{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"sunny"}]},
+		{"type":"function_call_output","call_id":"c2","output":[{"type":"input_text","text":"rain",`+bp+`}]},
+		{"role":"user","content":[{"type":"input_text","text":"[recalled] likes tea"}]}
+	]`, body["input"])
+}

@@ -139,10 +139,11 @@
 // Provider made by New, and a Responses, send a "prompt_cache_key" made
 // from ModelRequest.SessionID (a hash of it), so that the calls of one
 // session reach the same cache; [Options].PromptCacheKey sets another,
-// NoPromptCacheKey sends none. [Options].ExplicitCache turns on explicit
-// caching (Chat Completions): breakpoints at the end of the system prompt
-// and of the session's messages, where a trailing user message added for
-// one call only (a recall hook's) comes after them.
+// NoPromptCacheKey sends none. ExplicitCache (in [Options] and
+// [ResponsesOptions]) turns on explicit caching: breakpoints at the end of
+// the system prompt, of the session's messages and of the previous call's,
+// where a trailing user message added for one call only (a recall hook's)
+// comes after them.
 //
 // # Not mapped
 //

@@ -43,6 +43,13 @@ type ResponsesOptions struct {
 	// NoPromptCacheKey sends no prompt_cache_key.
 	NoPromptCacheKey bool
 
+	// ExplicitCache and CacheTTL are as in [Options]: explicit caching,
+	// with breakpoints on the developer message (the system prompt), the
+	// session's last input item and where the call before ended. Message
+	// contents and function call outputs are then sent as lists of parts.
+	ExplicitCache bool
+	CacheTTL      string
+
 	// PreviousResponseID stores responses at OpenAI ("store": true) and
 	// chains the calls of a session with "previous_response_id": a call
 	// that follows a response this Responses value returned sends only
