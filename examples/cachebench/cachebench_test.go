@@ -167,6 +167,7 @@ type vendor struct {
 
 var vendors = []vendor{
 	{name: "openai-chat", planner: openaiPlanner, reply: openaiReply, parts: openaiParts},
+	{name: "openai-responses", planner: responsesPlanner, reply: responsesReply, parts: responsesParts},
 	{name: "anthropic", planner: anthropicPlanner, reply: anthropicReply, parts: anthropicParts, atBreakpoints: true},
 	{name: "gemini", planner: geminiPlanner, reply: geminiReply, parts: geminiParts},
 }
@@ -211,6 +212,50 @@ func openaiParts(body []byte) ([]part, error) {
 		out = append(out, part{kind: "tool", data: t})
 	}
 	for i, m := range msgs {
+		if i == 0 && len(out) > 0 && out[0].kind == "system" {
+			continue
+		}
+		out = append(out, part{kind: "message", msg: i, data: m, tail: bytes.Contains(m, []byte(recallMarker))})
+	}
+	return out, nil
+}
+
+func responsesPlanner(url string) agentrt.Planner {
+	return openai.NewResponses(oai.NewClient(oaioption.WithBaseURL(url+"/v1"), oaioption.WithAPIKey("k"), oaioption.WithMaxRetries(0)), "gpt-test", nil)
+}
+
+func responsesReply(s step) any {
+	var output []any
+	if s.calls == nil {
+		output = []any{map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", s.n), "status": "completed", "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": s.text, "annotations": []any{}}}}}
+	}
+	for _, c := range s.calls {
+		output = append(output, map[string]any{"type": "function_call", "id": "fc_" + c.id, "call_id": c.id, "name": c.name, "arguments": c.input, "status": "completed"})
+	}
+	return map[string]any{"id": fmt.Sprintf("resp_%d", s.n), "object": "response", "created_at": 1764770000, "status": "completed", "model": "gpt-test",
+		"output": output, "usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 110}}
+}
+
+func responsesParts(body []byte) ([]part, error) {
+	var req struct {
+		Input []json.RawMessage `json:"input"`
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	// The developer message (the system prompt), the tools, the other items.
+	var out []part
+	items := req.Input
+	if len(items) > 0 && bytes.Contains(items[0], []byte(`"role":"developer"`)) {
+		out = append(out, part{kind: "system", data: items[0]})
+	}
+	for _, t := range req.Tools {
+		out = append(out, part{kind: "tool", data: t})
+	}
+	for i, m := range items {
 		if i == 0 && len(out) > 0 && out[0].kind == "system" {
 			continue
 		}

@@ -2,8 +2,9 @@
 // adapters send is a byte-identical prefix of the request before it: the
 // part a prompt cache can serve. Its test and benchmark run a scripted
 // 200-turn session (tools, parallel calls, a recall hook that appends one
-// user message per call, a Window compaction) through the OpenAI Chat
-// Completions, Anthropic and Gemini adapters against httptest servers:
+// user message per call, a Window or summarizing compaction) through the
+// OpenAI Chat Completions and Responses, Anthropic and Gemini adapters
+// against httptest servers:
 //
 //	go test ./examples/cachebench/
 //	go test -run '^$' -bench . ./examples/cachebench/
@@ -12,7 +13,8 @@
 // order of the vendor's prompt: for Anthropic, as documented, the tools,
 // the system prompt, then each block of each message; for OpenAI and
 // Gemini, which document no order, the system prompt, the tools, then the
-// messages (Gemini's by part). Fields that are not prompt (model,
+// messages (Gemini's by part; Responses: the developer message, the
+// tools, the input items). Fields that are not prompt (model,
 // max_tokens, stream, prompt_cache_key) and the cache_control markers are
 // left out. Tokens are estimated as bytes/4. The cached share of a request
 // is its longest run of leading parts equal to the previous request's;
