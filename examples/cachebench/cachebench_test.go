@@ -40,6 +40,9 @@ const (
 // Window's budget.
 type size struct{ turns, budget int }
 
+// raceEnabled is set when the test runs under the race detector.
+var raceEnabled bool
+
 // full is the session the figures are for. Under the race detector,
 // which makes each call about 6 times slower, the test runs its first 80
 // turns (one compaction instead of 5 to 8).
