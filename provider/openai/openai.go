@@ -52,7 +52,8 @@ type Options struct {
 	// field) or for a request without a SessionID.
 	PromptCacheKey string
 
-	// NoPromptCacheKey sends no prompt_cache_key.
+	// NoPromptCacheKey sends no prompt_cache_key: for a server reached
+	// through New that refuses the field.
 	NoPromptCacheKey bool
 
 	// ExplicitCache turns on OpenAI's explicit caching (gpt-5.6 and
