@@ -99,7 +99,10 @@ type Window struct {
 // Compress implements [Compressor]. When the window must be cut, it is
 // cut to three quarters of the budget, and the following turns only append
 // their messages to it until the budget is reached again: the cost per turn
-// stays flat however long the session grows.
+// stays flat however long the session grows, and the requests between two
+// cuts begin with the same bytes (the prompt cache reads them). The first
+// call of a run finds the cut the calls before it made (reading the
+// history once), so a new run does not cut again either.
 func (w Window) Compress(_ context.Context, req *CompressRequest) (*CompressResult, error) {
 	msgs := req.Messages
 	budget := req.Budget
@@ -116,7 +119,21 @@ func (w Window) Compress(_ context.Context, req *CompressRequest) (*CompressResu
 		// Room for the first message and the note added to it.
 		budget = max(1, budget-req.Count(msgs[:1])-16)
 	}
-	if st, ok := req.State.(*windowState); ok && !req.Force && st.n <= len(msgs) {
+	target := budget
+	if budget > 0 && !req.Force {
+		target = max(1, budget*3/4)
+	}
+	st, ok := req.State.(*windowState)
+	if !ok && !req.Force {
+		// The first call of a run: find the cut the calls before it made,
+		// so that its request begins as the last one of the run before
+		// (cutting afresh would rewrite the prefix at every run).
+		st = w.replay(msgs, budget, target, req.Count)
+		if st == nil && (budget == 0 || req.Count(msgs[1:]) <= budget) && (w.MaxMessages == 0 || len(msgs)-1 <= w.MaxMessages) {
+			return &CompressResult{Messages: msgs}, nil // never cut yet
+		}
+	}
+	if st != nil && !req.Force && st.n <= len(msgs) {
 		added := msgs[st.n:]
 		tokens := st.tokens + req.Count(added)
 		if (budget == 0 || tokens <= budget) && (w.MaxMessages == 0 || len(msgs)-st.cut <= w.MaxMessages) {
@@ -127,21 +144,46 @@ func (w Window) Compress(_ context.Context, req *CompressRequest) (*CompressResu
 			return &CompressResult{Messages: st.view, State: st}, nil
 		}
 	}
-	target := budget
-	if budget > 0 && !req.Force {
-		target = max(1, budget*3/4)
-	}
 	cut := windowCut(msgs, 1, target, w.MaxMessages, req.Count)
 	if cut <= 1 {
 		return &CompressResult{Messages: msgs}, nil
 	}
+	st = windowView(msgs, cut, req.Count(msgs[cut:]))
+	return &CompressResult{Messages: st.view, State: st}, nil
+}
+
+// windowView returns the state of the view msgs[0] (with a note) +
+// msgs[cut:], whose messages after the first count tokens.
+func windowView(msgs []Message, cut, tokens int) *windowState {
 	out := make([]Message, 0, 1+len(msgs)-cut+16)
 	first := msgs[0]
 	first.Content += fmt.Sprintf("\n\n[agentrt: %d earlier messages of this conversation are not shown]", cut-1)
 	out = append(out, first)
 	out = append(out, msgs[cut:]...)
-	st := &windowState{n: len(msgs), cut: cut, view: out, tokens: req.Count(msgs[cut:])}
-	return &CompressResult{Messages: out, State: st}, nil
+	return &windowState{n: len(msgs), cut: cut, view: out, tokens: tokens}
+}
+
+// replay returns the state Window had after the calls that wrote the
+// assistant messages of msgs (each saw the messages before its answer),
+// or nil if none of them was cut. It reads the history once per run.
+func (w Window) replay(msgs []Message, budget, target int, count func([]Message) int) *windowState {
+	cut, n, tokens := 1, 1, 0
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role != RoleAssistant {
+			continue
+		}
+		tokens += count(msgs[n:i])
+		n = i
+		if (budget > 0 && tokens > budget) || (w.MaxMessages > 0 && i-cut > w.MaxMessages) {
+			if c := windowCut(msgs[:i], 1, target, w.MaxMessages, count); c > cut {
+				cut, tokens = c, count(msgs[c:i])
+			}
+		}
+	}
+	if cut <= 1 {
+		return nil
+	}
+	return windowView(msgs[:n], cut, tokens)
 }
 
 // windowState is what Window keeps from one turn to the next.

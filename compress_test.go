@@ -217,11 +217,13 @@ func TestWindowCutsToThreeQuartersThenAppends(t *testing.T) {
 	const budget = 200
 	// The window's own budget: 200, less the first message (10) and the
 	// note added to it (16): 174; three quarters of it: 130, 13 messages.
+	// A first call finds the window the calls before it had: cut to three
+	// quarters, then appended to, so within the budget.
 	res, err := agentrt.Window{}.Compress(context.Background(), &agentrt.CompressRequest{Messages: msgs, Budget: budget, Count: count})
 	require.NoError(t, err)
 	kept := len(res.Messages) - 1
-	assert.LessOrEqual(t, 10*kept, 130, "cut to three quarters of the budget")
-	assert.GreaterOrEqual(t, 10*kept, 110, "and not much below it")
+	assert.LessOrEqual(t, 10*kept, 174, "within the budget")
+	assert.GreaterOrEqual(t, 10*kept, 110, "and not much below three quarters of it")
 	assert.Contains(t, res.Messages[0].Content, "earlier messages of this conversation are not shown")
 	assert.Equal(t, agentrt.RoleAssistant, res.Messages[1].Role)
 
@@ -239,5 +241,42 @@ func TestWindowCutsToThreeQuartersThenAppends(t *testing.T) {
 		require.Len(t, next.Messages, len(view.Messages)+2, "turn %d appends its two messages", turn)
 		assert.Equal(t, view.Messages, next.Messages[:len(view.Messages)], "what an earlier turn saw is unchanged")
 		view = next
+	}
+}
+
+// A new run has no State from the run before: Window finds the cut the
+// calls before it made instead of cutting afresh, so its first request
+// begins as the last request of the run before, and it cuts only when
+// the budget is reached: as often as in one long run.
+func TestWindowKeepsItsCutAcrossRuns(t *testing.T) {
+	t.Parallel()
+	count := func(ms []agentrt.Message) int { return 10 * len(ms) }
+	cuts := func(t *testing.T, perRun int) int {
+		msgs := []agentrt.Message{agentrt.NewUserMessage("the goal")}
+		var prev []agentrt.Message
+		var state any
+		cuts := 0
+		for call := range 120 {
+			if call%perRun == 0 {
+				state = nil // a new run
+			}
+			res, err := agentrt.Window{}.Compress(context.Background(), &agentrt.CompressRequest{Messages: msgs, Budget: 200, Count: count, State: state})
+			require.NoError(t, err)
+			state = res.State
+			if prev != nil && !assert.ObjectsAreEqual(prev, res.Messages[:min(len(prev), len(res.Messages))]) {
+				cuts++
+				// 174 tokens of window (see above): 17 messages after the first.
+				assert.Greater(t, len(prev)-1+2, 17, "call %d: cut before the budget was reached", call)
+			}
+			prev = res.Messages
+			msgs = append(msgs, agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprint("answer ", call))), agentrt.NewUserMessage(fmt.Sprint("more ", call)))
+		}
+		return cuts
+	}
+	// Two messages a call: a cut every 3 calls, from 13 messages to 19.
+	once := cuts(t, 1000)
+	assert.InDelta(t, 37, once, 2)
+	for _, perRun := range []int{1, 2, 3, 5} {
+		assert.Equal(t, once, cuts(t, perRun), "%d calls a run", perRun)
 	}
 }

@@ -13,6 +13,7 @@ require (
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/term v0.47.0
+	google.golang.org/genai v1.77.0
 )
 
 require (
@@ -61,7 +62,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect

@@ -2,6 +2,24 @@
 // part of a long session:
 //
 //	ag.Compressor = &summarize.Compressor{Planner: cheapModel}
+//
+// # Compaction and the prompt cache
+//
+// A prompt cache serves a request only the part that begins as the
+// request before it did, and a compaction rewrites the history: the
+// request after a cut is read in full. So both compressors cut rarely
+// and in large steps. This one summarizes when the history after the
+// last summary passes Threshold, and keeps Keep (half of it) verbatim;
+// the summary is reused, byte for byte, until the history grows by the
+// other half again, also across runs (it is recorded in the session).
+// agentrt.Window cuts to three quarters of its budget and then only
+// appends until the budget is reached again, and a new run finds the
+// cut the run before made instead of cutting afresh. Between two cuts
+// every request begins with the bytes of the one before; the system
+// prompt and tools stay the same across cuts. Measured on a scripted
+// 200-turn session of 5-call runs through the three adapters
+// (examples/cachebench), 94% of the input tokens were a prefix of the
+// request before, the 8 cuts included.
 package summarize
 
 import (

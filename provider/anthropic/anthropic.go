@@ -49,7 +49,8 @@ type Options struct {
 	// NoCache turns off the prompt-cache breakpoints the adapter sets by
 	// default: cache_control on the end of the system prompt (caching the
 	// tools with it) and on the last block of each of the last two
-	// messages, so that each call of an agent loop reads from the cache the
+	// messages of the session (a trailing user message added for this call
+	// only, such as a recall hook's, comes after them), so that each call of an agent loop reads from the cache the
 	// prefix the call before wrote. Cache writes cost 1.25 times the input
 	// price and reads 0.1 times, and prompts below the model's minimum
 	// (1024 to 4096 tokens) are not cached at all, so the default pays off

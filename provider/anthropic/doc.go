@@ -59,8 +59,13 @@
 //     "cache_control" in ExtraFields, automatic caching): "cache_control"
 //     ephemeral on the end of the system prompt (which caches the tools
 //     before it; on the last tool when there is no system prompt) and on
-//     the last block of each of the last two messages (not on thinking).
-//     Each call of an agent loop then reads the prefix the call before
+//     the last block of each of the last two messages of the session (not
+//     on thinking): a trailing user message that follows tool results or
+//     the user's own message, such as a recall hook's facts, is this
+//     call's only and is left after the breakpoint, so the next call,
+//     which has other facts there, still reads the prefix. That is 3
+//     breakpoints of the 4 the API allows. A compaction rewrites the
+//     messages, but the system prompt and tools stay cached. Each call of an agent loop then reads the prefix the call before
 //     wrote; a recorded pair of calls of a 16k-token prompt costs $0.0652
 //     instead of $0.0965 at Sonnet prices, and each later call a tenth of
 //     its input.

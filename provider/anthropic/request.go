@@ -26,8 +26,19 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 	if req.System != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
-	msgs, err := toMessages(req.Messages)
+	// The session's messages first, then what only this call has (a
+	// hook's trailing user message): the last breakpoint goes at the end
+	// of the session's, which the next call begins with too.
+	n := sessionEnd(req.Messages)
+	msgs, err := appendMessages(nil, req.Messages[:n], 0)
 	if err != nil {
+		return params, err
+	}
+	stable := position{msg: len(msgs) - 1}
+	if stable.msg >= 0 {
+		stable.blocks = len(content(msgs[stable.msg]))
+	}
+	if msgs, err = appendMessages(msgs, req.Messages[n:], n); err != nil {
 		return params, err
 	}
 	params.Messages = msgs
@@ -56,7 +67,7 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 	if _, auto := p.extras["cache_control"]; !p.noCache && !auto {
 		// With top-level cache_control in ExtraFields (automatic caching)
 		// the API places the breakpoint; more could exceed its limit of 4.
-		setBreakpoints(&params)
+		setBreakpoints(&params, stable)
 	}
 	if p.extras != nil {
 		params.SetExtraFields(p.extras)
@@ -93,15 +104,21 @@ func toolChoice(c agentrt.ToolChoice, tools int) (*sdk.ToolChoiceUnionParam, err
 }
 
 // setBreakpoints marks the prompt-cache breakpoints (cache_control
-// ephemeral, 5 minutes): the end of the system prompt (which caches the
-// tools too, since they come first in the prefix; the last tool when there
-// is no system prompt), and the last cacheable block of each of the last
-// two messages, so that each turn of an agent loop reads the prefix the
-// turn before wrote. That is 3 of the 4 breakpoints the API allows. A
-// prompt shorter than the model's minimum (1024 to 4096 tokens) is not
+// ephemeral, 5 minutes), 3 of the 4 the API allows:
+//   - the end of the system prompt, which caches the tools too, since they
+//     come first in the prefix (the last tool when there is no system
+//     prompt): a compaction leaves this one to read;
+//   - the last block of the session's messages (stable), not of a tail
+//     only this call has (a recall hook's trailing user message), so that
+//     the next call, which begins with the same bytes, reads it;
+//   - the last block of the message before that one, so that each call
+//     reads what the call before wrote even after more new blocks than the
+//     20 the API looks back over.
+//
+// A prompt shorter than the model's minimum (1024 to 4096 tokens) is not
 // cached and costs nothing extra; a cache write costs 1.25 times the input
 // price, a read 0.1 times.
-func setBreakpoints(params *sdk.MessageNewParams) {
+func setBreakpoints(params *sdk.MessageNewParams, stable position) {
 	eph := sdk.NewCacheControlEphemeralParam()
 	if n := len(params.System); n > 0 {
 		params.System[n-1].CacheControl = eph
@@ -110,36 +127,67 @@ func setBreakpoints(params *sdk.MessageNewParams) {
 			*cc = eph
 		}
 	}
-	marked := 0
-	for i := len(params.Messages) - 1; i >= 0 && marked < 2; i-- {
-		m := params.Messages[i]
-		var content []sdk.ContentBlockParamUnion
-		if m.OfUser != nil {
-			content = m.OfUser.Content
-		} else if m.OfAssistant != nil {
-			content = m.OfAssistant.Content
+	for _, at := range [...]position{stable, {msg: stable.msg - 1, blocks: -1}} {
+		if at.msg < 0 {
+			continue
 		}
-		for j := len(content) - 1; j >= 0; j-- {
-			b := content[j]
+		blocks := content(params.Messages[at.msg])
+		if at.blocks >= 0 {
+			blocks = blocks[:at.blocks]
+		}
+		for j := len(blocks) - 1; j >= 0; j-- {
+			b := blocks[j]
 			if b.OfThinking != nil || b.OfRedactedThinking != nil {
 				continue // thinking blocks cannot carry cache_control
 			}
 			if cc := b.GetCacheControl(); cc != nil {
 				*cc = eph
-				marked++
 				break
 			}
 		}
 	}
 }
 
-// toMessages maps the session to API messages. Consecutive messages of
-// one API role are merged into one message, as the API expects: all tool
-// results of an assistant turn go back together in the next user message,
-// followed by any user text. Empty texts and empty assistant messages are
-// left out (the API refuses empty text blocks and empty content).
-func toMessages(msgs []agentrt.Message) ([]sdk.MessageParam, error) {
-	out := make([]sdk.MessageParam, 0, len(msgs))
+// position is the end of a prefix of the API messages: the first blocks
+// of message msg (all of them if blocks is -1).
+type position struct{ msg, blocks int }
+
+// content returns the blocks of a user or assistant message.
+func content(m sdk.MessageParam) []sdk.ContentBlockParamUnion {
+	if m.OfUser != nil {
+		return m.OfUser.Content
+	}
+	if m.OfAssistant != nil {
+		return m.OfAssistant.Content
+	}
+	return nil
+}
+
+// sessionEnd returns how many of msgs come from the session: all but a
+// trailing run of user messages added for this call only, such as the
+// facts a recall hook appends or the runtime's note after a limit. Such a
+// run follows a tool result, or the user's own message (which ends the
+// session's part). The session itself always ends with the user's message
+// or with tool results before a planner call.
+func sessionEnd(msgs []agentrt.Message) int {
+	k := len(msgs)
+	for k > 0 && msgs[k-1].Role == agentrt.RoleUser {
+		k--
+	}
+	if k < len(msgs) && (k == 0 || msgs[k-1].Role == agentrt.RoleAssistant) {
+		k++ // the user's message
+	}
+	return k
+}
+
+// appendMessages appends the session's messages msgs, from index from on,
+// to out as API messages. Consecutive messages of one API role are merged
+// into one message, as the API expects (a first message of the role of
+// out's last one too): all tool results of an assistant turn go back
+// together in the next user message, followed by any user text. Empty
+// texts and empty assistant messages are left out (the API refuses empty
+// text blocks and empty content).
+func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([]sdk.MessageParam, error) {
 	add := func(user bool, blocks ...sdk.ContentBlockParamUnion) {
 		if len(blocks) == 0 {
 			return
@@ -161,7 +209,8 @@ func toMessages(msgs []agentrt.Message) ([]sdk.MessageParam, error) {
 			out = append(out, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: blocks}})
 		}
 	}
-	for i, m := range msgs {
+	for k, m := range msgs {
+		i := from + k
 		switch m.Role {
 		case agentrt.RoleUser:
 			blocks := make([]sdk.ContentBlockParamUnion, 0, 1+len(m.Blocks))

@@ -158,6 +158,30 @@
 // field is declared as a string holding a JSON object, which agentrt's
 // lenient input decoding turns back into the map.
 //
+// # Prompt caching
+//
+// Implicit caching (Gemini 2.5 and later) needs nothing in the request,
+// only a stable prefix: a request that begins with the bytes of a recent
+// one, past a minimum length that depends on the model, is billed the
+// cached part at a discount, reported as cachedContentTokenCount
+// (CacheReadTokens). The adapter sends the system instruction and the
+// tools the same way on every call (in the order given, their schemas
+// byte for byte the same) and the contents in session order, so an
+// append-only session keeps its prefix; what a hook adds for one call
+// only comes last. Nothing
+// needs configuring, and there are no breakpoints to place.
+//
+// Explicit caching is a second route, for a large fixed context (a
+// document, a code base) that many requests share: create the cache with
+// the SDK (client.Caches.Create with the model, the contents and a TTL;
+// it returns a name "cachedContents/...") and send that name with each
+// request through Options.ExtraFields ("cachedContent"). The cache is
+// billed per hour of storage, and the API refuses a request that names a
+// cache and also sets systemInstruction, tools or toolConfig: those must
+// then be in the cache, and ModelRequest.System and Tools left empty
+// (which an Agent with tools cannot do). The adapter does not create,
+// refresh or delete caches.
+//
 // # Not mapped yet
 //
 //   - Images or files in answers (image generation); code execution and
@@ -165,9 +189,8 @@
 //   - Thinking configuration (thinkingConfig can be set through
 //     Options.ExtraFields).
 //   - Candidate count, safety settings, explicit cached content
-//     (cachedContents; implicit caching needs nothing and is reported in
-//     CacheReadTokens), stop sequences, top-p/top-k, seed: available only
-//     through Options.ExtraFields.
+//     (cachedContents: see "Prompt caching"), stop sequences,
+//     top-p/top-k, seed: available only through Options.ExtraFields.
 //   - Tool names are sent as they are: Gemini wants them to start with a
 //     letter or an underscore, which agentrt does not require.
 //   - Integers beyond 2^53 in function call arguments lose precision (the

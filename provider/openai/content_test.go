@@ -172,11 +172,19 @@ func TestReasoningContentSentBackRecorded(t *testing.T) {
 	}
 	assert.Contains(t, resp.Message.Text(), "40°C")
 
+	// A user message a hook adds for this call only (recalled facts) after
+	// the tool result is not the user's: the reasoning still goes back.
+	recall := *req
+	recall.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], agentrt.NewUserMessage("[recalled] likes Celsius"))
+	_, err = p.Plan(context.Background(), &recall)
+	require.NoError(t, err)
+	assert.Contains(t, field(t, srv.request(2).Body, "messages"), "reasoning_content")
+
 	// After a new user message, earlier reasoning is not sent again.
 	req.Messages = append(req.Messages, resp.Message, agentrt.NewUserMessage("And tomorrow?"))
 	_, err = p.Plan(context.Background(), req)
 	require.NoError(t, err)
-	assert.NotContains(t, field(t, srv.request(2).Body, "messages"), "reasoning_content")
+	assert.NotContains(t, field(t, srv.request(3).Body, "messages"), "reasoning_content")
 }
 
 // Recorded: openai/compat-xai-tool-choice-function.* (fantasy, xAI's

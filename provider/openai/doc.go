@@ -132,11 +132,23 @@
 // wait or the stream at once; the error wraps ctx.Err() and is not a
 // ProviderError.
 //
+// # Prompt caching
+//
+// OpenAI caches a long prompt's prefix by itself and reports the tokens
+// read from the cache (CacheReadTokens) and written (CacheWriteTokens). A
+// Provider made by New, and a Responses, send a "prompt_cache_key" made
+// from ModelRequest.SessionID (a hash of it), so that the calls of one
+// session reach the same cache; [Options].PromptCacheKey sets another,
+// NoPromptCacheKey sends none. ExplicitCache (in [Options] and
+// [ResponsesOptions]) turns on explicit caching: breakpoints at the end of
+// the system prompt, of the session's messages and of the previous call's,
+// where a trailing user message added for one call only (a recall hook's)
+// comes after them.
+//
 // # Not mapped
 //
-// Image detail; several choices (n); logprobs; parallel_tool_calls and
-// prompt_cache_key (send them with Options.ExtraFields; OpenAI caches
-// long prompts by itself and reports it in CacheReadTokens); custom
+// Image detail; several choices (n); logprobs; parallel_tool_calls (send
+// it with Options.ExtraFields); custom
 // (non-function) tools and the legacy function_call; annotations (URL
 // citations); audio output. The order of text and tool_use blocks within
 // one assistant message is not kept: Chat Completions has one content

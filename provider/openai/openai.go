@@ -44,6 +44,32 @@ type Options struct {
 	// can express is rewritten for it and sent with "strict": true.
 	DisableStrict bool
 
+	// PromptCacheKey is sent as "prompt_cache_key", which routes requests
+	// with the same key and prefix to the same cache. "" means a key made
+	// from ModelRequest.SessionID ("agentrt-" and 16 hex digits of its
+	// SHA-256, so nothing of the id is sent) for a Provider made by New;
+	// none for one made by NewCompatible (other servers may refuse the
+	// field) or for a request without a SessionID.
+	PromptCacheKey string
+
+	// NoPromptCacheKey sends no prompt_cache_key: for a server reached
+	// through New that refuses the field.
+	NoPromptCacheKey bool
+
+	// ExplicitCache turns on OpenAI's explicit caching (gpt-5.6 and
+	// later): "prompt_cache_options": {"mode": "explicit"} and a
+	// "prompt_cache_breakpoint" on the last part of the system prompt, of
+	// the session's messages (before a trailing user message only this
+	// call has, such as a recall hook's) and of the message where the call
+	// before ended: 3 of the 4 breakpoints a request may write. System,
+	// user and tool messages are then sent as lists of parts. By default
+	// OpenAI caches by itself (one implicit breakpoint).
+	ExplicitCache bool
+
+	// CacheTTL is "prompt_cache_options.ttl" ("30m"); "" leaves it to the
+	// API's default.
+	CacheTTL string
+
 	// ExtraFields are merged into the top level of every request body, for
 	// API features this package does not model ("reasoning_effort",
 	// "parallel_tool_calls", "seed", "service_tier", a server's own
@@ -63,6 +89,7 @@ type Provider struct {
 	model      string
 	opts       Options
 	tokenField string
+	deriveKey  bool // a prompt_cache_key from the session id by default
 }
 
 var (
@@ -85,7 +112,7 @@ func New(client oai.Client, model string, opts *Options) *Provider {
 	if model == "" {
 		panic("openai: New: empty model name")
 	}
-	p := &Provider{client: client, model: model, tokenField: "max_completion_tokens"}
+	p := &Provider{client: client, model: model, tokenField: "max_completion_tokens", deriveKey: true}
 	if opts != nil {
 		p.opts = *opts
 		p.opts.ExtraFields = maps.Clone(opts.ExtraFields)
@@ -128,6 +155,7 @@ func NewCompatible(baseURL, apiKey, model string, opts *Options) *Provider {
 		option.WithMaxRetries(0), // retries in one place: Agent.Retry
 	)
 	p := New(client, model, opts)
+	p.deriveKey = false
 	if p.opts.MaxTokensField == "" {
 		p.tokenField = "max_tokens"
 	}

@@ -14,11 +14,29 @@ import (
 // params maps a ModelRequest to the body of a Chat Completions call.
 func (p *Provider) params(req *agentrt.ModelRequest) (oai.ChatCompletionNewParams, error) {
 	params := oai.ChatCompletionNewParams{Model: p.model}
-	msgs, err := messages(req.System, req.Messages)
+	// The session's messages, then what only this call has (a hook's
+	// trailing user message), after the last cache breakpoint.
+	n := sessionEnd(req.Messages)
+	msgs, err := messages(req.System, req.Messages[:n])
 	if err != nil {
 		return params, err
 	}
-	params.Messages = msgs
+	stable := len(msgs) - 1
+	tail, err := messages("", req.Messages[n:])
+	if err != nil {
+		return params, err
+	}
+	params.Messages = append(msgs, tail...)
+	if p.opts.ExplicitCache {
+		explicitBreakpoints(params.Messages, stable, p.opts.CacheTTL)
+		params.PromptCacheOptions.Mode = "explicit"
+		params.PromptCacheOptions.Ttl = p.opts.CacheTTL
+	}
+	if !p.opts.NoPromptCacheKey {
+		if key := cacheKey(p.opts.PromptCacheKey, p.deriveKey, req.SessionID); key != "" {
+			params.PromptCacheKey = oai.String(key)
+		}
+	}
 	for _, t := range req.Tools {
 		tool, err := p.tool(t)
 		if err != nil {

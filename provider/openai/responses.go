@@ -36,8 +36,19 @@ type ResponsesOptions struct {
 	ReasoningSummary string
 
 	// PromptCacheKey is sent as "prompt_cache_key": requests with the same
-	// key and prefix are routed to the same cache. "" sends none.
+	// key and prefix are routed to the same cache. "" means a key made from
+	// ModelRequest.SessionID, as in [Options]; none without a SessionID.
 	PromptCacheKey string
+
+	// NoPromptCacheKey sends no prompt_cache_key.
+	NoPromptCacheKey bool
+
+	// ExplicitCache and CacheTTL are as in [Options]: explicit caching,
+	// with breakpoints on the developer message (the system prompt), the
+	// session's last input item and where the call before ended. Message
+	// contents and function call outputs are then sent as lists of parts.
+	ExplicitCache bool
+	CacheTTL      string
 
 	// PreviousResponseID stores responses at OpenAI ("store": true) and
 	// chains the calls of a session with "previous_response_id": a call

@@ -32,16 +32,31 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 		params.Store = oai.Bool(false)
 	}
 	params.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
-	input, err := inputItems(msgs, r.chain != nil)
+	// The session's messages, then what only this call has (a hook's
+	// trailing user message), after the last cache breakpoint.
+	n := sessionEnd(msgs)
+	input, err := inputItems(msgs[:n], r.chain != nil)
 	if err != nil {
 		return params, err
 	}
+	stable := len(input) - 1
+	tail, err := inputItems(msgs[n:], r.chain != nil)
+	if err != nil {
+		return params, err
+	}
+	input = append(input, tail...)
 	// The system prompt is the first input item, a developer message, as
 	// OpenAI's own clients send it; a chained call finds it in the stored
 	// conversation.
 	if req.System != "" && params.PreviousResponseID.Value == "" {
 		dev := responses.ResponseInputItemParamOfMessage(req.System, responses.EasyInputMessageRoleDeveloper)
 		input = append(responses.ResponseInputParam{dev}, input...)
+		stable++
+	}
+	if r.opts.ExplicitCache {
+		explicitResponseBreakpoints(input, stable, r.opts.CacheTTL)
+		params.PromptCacheOptions.Mode = "explicit"
+		params.PromptCacheOptions.Ttl = r.opts.CacheTTL
 	}
 	params.Input.OfInputItemList = input
 
@@ -100,8 +115,10 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 	if r.opts.ReasoningSummary != "" {
 		params.Reasoning.Summary = shared.ReasoningSummary(r.opts.ReasoningSummary)
 	}
-	if r.opts.PromptCacheKey != "" {
-		params.PromptCacheKey = oai.String(r.opts.PromptCacheKey)
+	if !r.opts.NoPromptCacheKey {
+		if key := cacheKey(r.opts.PromptCacheKey, true, req.SessionID); key != "" {
+			params.PromptCacheKey = oai.String(key)
+		}
 	}
 	if len(r.opts.ExtraFields) > 0 {
 		params.SetExtraFields(r.opts.ExtraFields)

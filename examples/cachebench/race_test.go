@@ -1,0 +1,5 @@
+//go:build race
+
+package cachebench
+
+func init() { raceEnabled = true }
