@@ -97,7 +97,7 @@ type Window struct {
 }
 
 // Compress implements [Compressor]. When the window must be cut, it is
-// cut to three quarters of the budget, and the following turns only append
+// cut to three quarters of the budget (and of MaxMessages), and the following turns only append
 // their messages to it until the budget is reached again: the cost per turn
 // stays flat however long the session grows, and the requests between two
 // cuts begin with the same bytes (the prompt cache reads them). The first
@@ -119,16 +119,23 @@ func (w Window) Compress(_ context.Context, req *CompressRequest) (*CompressResu
 		// Room for the first message and the note added to it.
 		budget = max(1, budget-req.Count(msgs[:1])-16)
 	}
-	target := budget
-	if budget > 0 && !req.Force {
-		target = max(1, budget*3/4)
+	// A cut keeps three quarters of what fits, so that the following turns
+	// only append for a while: the prompt cache's prefix then holds.
+	target, keep := budget, w.MaxMessages
+	if !req.Force {
+		if budget > 0 {
+			target = max(1, budget*3/4)
+		}
+		if keep > 0 {
+			keep = max(1, keep*3/4)
+		}
 	}
 	st, ok := req.State.(*windowState)
 	if !ok && !req.Force {
 		// The first call of a run: find the cut the calls before it made,
 		// so that its request begins as the last one of the run before
 		// (cutting afresh would rewrite the prefix at every run).
-		st = w.replay(msgs, budget, target, req.Count)
+		st = w.replay(msgs, budget, target, keep, req.Count)
 		if st == nil && (budget == 0 || req.Count(msgs[1:]) <= budget) && (w.MaxMessages == 0 || len(msgs)-1 <= w.MaxMessages) {
 			return &CompressResult{Messages: msgs}, nil // never cut yet
 		}
@@ -144,7 +151,7 @@ func (w Window) Compress(_ context.Context, req *CompressRequest) (*CompressResu
 			return &CompressResult{Messages: st.view, State: st}, nil
 		}
 	}
-	cut := windowCut(msgs, 1, target, w.MaxMessages, req.Count)
+	cut := windowCut(msgs, 1, target, keep, req.Count)
 	if cut <= 1 {
 		return &CompressResult{Messages: msgs}, nil
 	}
@@ -166,7 +173,7 @@ func windowView(msgs []Message, cut, tokens int) *windowState {
 // replay returns the state Window had after the calls that wrote the
 // assistant messages of msgs (each saw the messages before its answer),
 // or nil if none of them was cut. It reads the history once per run.
-func (w Window) replay(msgs []Message, budget, target int, count func([]Message) int) *windowState {
+func (w Window) replay(msgs []Message, budget, target, keep int, count func([]Message) int) *windowState {
 	cut, n, tokens := 1, 1, 0
 	for i := 1; i < len(msgs); i++ {
 		if msgs[i].Role != RoleAssistant {
@@ -175,7 +182,7 @@ func (w Window) replay(msgs []Message, budget, target int, count func([]Message)
 		tokens += count(msgs[n:i])
 		n = i
 		if (budget > 0 && tokens > budget) || (w.MaxMessages > 0 && i-cut > w.MaxMessages) {
-			if c := windowCut(msgs[:i], 1, target, w.MaxMessages, count); c > cut {
+			if c := windowCut(msgs[:i], 1, target, keep, count); c > cut {
 				cut, tokens = c, count(msgs[c:i])
 			}
 		}

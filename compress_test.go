@@ -280,3 +280,29 @@ func TestWindowKeepsItsCutAcrossRuns(t *testing.T) {
 		assert.Equal(t, once, cuts(t, perRun), "%d calls a run", perRun)
 	}
 }
+
+// A Window capped by MaxMessages alone cuts to three quarters of the cap
+// too, then appends: it rewrites the prefix once every few turns, not on
+// every turn (the prompt cache).
+func TestWindowMaxMessagesCutsRarely(t *testing.T) {
+	t.Parallel()
+	count := func(ms []agentrt.Message) int { return len(ms) }
+	w := agentrt.Window{MaxMessages: 40}
+	msgs := []agentrt.Message{agentrt.NewUserMessage("the goal")}
+	var state any
+	var prev []agentrt.Message
+	cuts := 0
+	for i := range 200 {
+		msgs = append(msgs, agentrt.NewAssistantMessage(agentrt.TextBlock(fmt.Sprint("answer ", i))), agentrt.NewUserMessage(fmt.Sprint("more ", i)))
+		res, err := w.Compress(context.Background(), &agentrt.CompressRequest{Messages: msgs, Count: count, State: state})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(res.Messages)-1, 40, "at most MaxMessages after the first")
+		if len(prev) > 0 && (len(res.Messages) < len(prev) || !assert.ObjectsAreEqual(prev, res.Messages[:len(prev)])) {
+			cuts++
+		}
+		prev, state = res.Messages, res.State
+	}
+	// 180 turns past the cap, each cut keeping 30 of 40: one cut every 5 turns.
+	assert.LessOrEqual(t, cuts, 40)
+	assert.GreaterOrEqual(t, cuts, 30)
+}
