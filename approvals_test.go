@@ -621,6 +621,16 @@ func TestDecisionJSON(t *testing.T) {
 	var back agentrt.Decision
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, d, back)
+
+	// An Input of []byte or of the tool's type goes as JSON too (over
+	// Temporal, a signal is JSON).
+	for _, in := range []any{[]byte(`{"path":"a"}`), noteIn{Path: "a"}} {
+		b, err := json.Marshal(agentrt.Decision{Allow: true, Input: in})
+		require.NoError(t, err)
+		var got agentrt.Decision
+		require.NoError(t, json.Unmarshal(b, &got))
+		assert.JSONEq(t, `{"path":"a"}`, string(got.Input.(json.RawMessage)), "%s", b)
+	}
 }
 
 // Resume takes decisions, not a deferral: a pending decision fails early.

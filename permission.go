@@ -64,6 +64,26 @@ type Decision struct {
 	Pattern string `json:"pattern,omitempty"`
 }
 
+// MarshalJSON encodes a decision; an Input given as json.RawMessage or
+// []byte goes as the JSON it holds (not as a base64 string).
+func (d Decision) MarshalJSON() ([]byte, error) {
+	type plain Decision
+	v := struct {
+		plain
+		Input json.RawMessage `json:"input,omitempty"`
+	}{plain: plain(d)}
+	if raw, ok := rawJSON(d.Input); ok {
+		v.Input = raw
+	} else if d.Input != nil {
+		b, err := json.Marshal(d.Input)
+		if err != nil {
+			return nil, err
+		}
+		v.Input = b
+	}
+	return json.Marshal(v)
+}
+
 // UnmarshalJSON decodes a decision, keeping Input as a json.RawMessage for
 // the tool to decode and validate. It also reads "by", the older name of
 // "source".

@@ -53,7 +53,7 @@ func TestOnTemporalDenied(t *testing.T) {
 	var res agenttemporal.Result
 	require.NoError(t, env.GetWorkflowResult(&res))
 	agenttest.AssertInvariants(t, res.Messages)
-	assert.Equal(t, "Today it is 12°C in Beijing and 17.5°C in Shanghai; the sum is 29.5°C. I could not save the note: not now", res.FinalText)
+	assert.Equal(t, "Today it is 12°C in Beijing and 17.5°C in Shanghai; the sum is 29.5°C. I could not save the note: permission denied: the user refused this call of \"save_note\": not now", res.FinalText)
 	_, err = os.Stat(filepath.Join(dir, "sum.txt"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
