@@ -63,7 +63,8 @@ func TestWriteBrowserPages(t *testing.T) {
 	}{
 		{dir, browserPage{ID: "denial", Layer: "permission", Open: "call_2", Input: `"path": "old.go"`, Result: "permission denied", Decision: "denied by policy"}},
 		{dir, browserPage{ID: "provider-failure", Layer: "provider", Open: "call_1", Input: `"a": 2`, Result: "4"}},
-		{dir, browserPage{ID: "crash", Layer: "crash", Open: "call_1", Input: `"env": "prod"`, Result: "interrupted"}},
+		{dir, browserPage{ID: "crash", Layer: "crash", Open: "call_1", Input: `"env": "prod"`, Result: "interrupted",
+			Breaks: []string{"tool list changed: deploy"}}}, // the second run has no tools
 		{dir, browserPage{ID: "hook-block", Layer: "hook", Open: "call_1", Input: "example.com", Result: "no network access", Decision: "denied by hook"}},
 		{showcaseDir, browserPage{ID: "showcase", Layer: "tool", Open: "call_3", Input: `"path": "main_test.go"`, Result: "FAIL"}},
 		{longDir, browserPage{ID: "long", Open: "call_1", Input: `"path": "file0.go"`, Result: "<script>", Long: true}},
