@@ -59,10 +59,14 @@ func TestApprovalSameShapeAsInProcess(t *testing.T) {
 	ag.Permission = askLaterChecker
 	env := newEnv(t, ag, Options{})
 	var first, second State
-	var unknown, approved, decided *updateResult
+	var unknown, deferred, approved, decided *updateResult
 	env.RegisterDelayedCallback(func() {
 		first = queryState(t, env)
 		unknown = update(env, agentrt.Decision{ToolUseID: "call_nope", Allow: true})
+		// A pending decision decides nothing: the update refuses it, a
+		// signal is ignored (the call still waits for the approval below).
+		deferred = update(env, agentrt.Decision{ToolUseID: "call_1", Pending: true, Reason: "later"})
+		env.SignalWorkflow(SignalApprove, agentrt.Decision{ToolUseID: "call_1", Pending: true})
 		approved = update(env, agentrt.Decision{ToolUseID: "call_1", Allow: true, Input: json.RawMessage(`{"text":"notes: edited"}`),
 			Always: true, Pattern: `"text":"notes: `})
 	}, time.Hour)
@@ -80,6 +84,8 @@ func TestApprovalSameShapeAsInProcess(t *testing.T) {
 	require.ErrorAs(t, unknown.rejected, &ae)
 	assert.Equal(t, ErrorTypeNotPending, ae.Type())
 	assert.Contains(t, ae.Error(), "no open call")
+	require.ErrorAs(t, deferred.rejected, &ae)
+	assert.Contains(t, ae.Error(), "cannot be pending")
 	require.NoError(t, approved.rejected)
 	assert.True(t, approved.accepted)
 	require.ErrorAs(t, decided.rejected, &ae)

@@ -303,6 +303,10 @@ func (d *definition) workflow(ctx workflow.Context, in RunInput) (*Result, error
 			if !sig.Receive(ctx, &a) {
 				return
 			}
+			if a.Pending { // no decision: the call keeps waiting (Approve refuses it)
+				workflow.GetLogger(ctx).Warn("agentrt: an approval signal with Pending set decides nothing; ignored", "tool_use_id", a.ToolUseID)
+				continue
+			}
 			if _, dup := w.approvals[a.ToolUseID]; !dup && !w.decided[a.ToolUseID] {
 				w.approvals[a.ToolUseID] = a
 			}
@@ -608,6 +612,9 @@ func (w *wfRun) validApproval(a agentrt.Decision) error {
 	}
 	if _, dup := w.approvals[a.ToolUseID]; dup || w.decided[a.ToolUseID] {
 		return notPending("the call was already decided")
+	}
+	if a.Pending {
+		return notPending("a decision cannot be pending; leave the call out to keep it waiting")
 	}
 	if a.Pattern != "" {
 		if _, err := regexp.Compile(a.Pattern); err != nil {
