@@ -306,6 +306,11 @@ func (d *durableLoop) Decide(ctx context.Context, turn int, use Block, emit func
 	return input, nil
 }
 
+// Personal returns a person's decision dec on a call of tool as Resume
+// applies it: Source "user" by default, a denial without Input and with a
+// standard reason.
+func (d *durableLoop) Personal(tool string, dec Decision) Decision { return personal(dec, tool) }
+
 // Denial returns what the model sees of a person's denial d of a call of
 // tool, as Resume gives it: who refused, then the reason given.
 func (d *durableLoop) Denial(tool string, dec Decision) string {

@@ -704,17 +704,7 @@ func (w *wfRun) approve(ctx workflow.Context, c *wfCall) (agentrt.Decision, erro
 	a := w.approvals[id]
 	delete(w.approvals, id)
 	w.decided[id] = true
-	d := a
-	d.ToolUseID = ""
-	if d.Source == "" {
-		d.Source = "user"
-	}
-	if raw, ok := d.Input.(json.RawMessage); !d.Allow || ok && len(raw) == 0 {
-		d.Input = nil
-	}
-	if !a.Allow && d.Reason == "" {
-		d.Reason = fmt.Sprintf("permission denied: the user refused this call of %q", c.use.Name)
-	}
+	d := w.lp.Personal(c.use.Name, a)
 	if a.Always {
 		ru := Rule{Tool: c.use.Name, AnyTool: a.AnyTool, Pattern: a.Pattern, Allow: a.Allow}
 		if !a.Allow {

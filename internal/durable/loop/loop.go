@@ -31,6 +31,7 @@ type Loop interface {
 	Next() (msgs []agentrt.Message, done *agentrt.Done, err error)
 	ExpectOutput(schema json.RawMessage, maxRetries int) error
 	Stop(reason agentrt.StopReason, layer agentrt.Layer, err error) ([]agentrt.Message, agentrt.Done)
+	Personal(tool string, d agentrt.Decision) agentrt.Decision
 	Denial(tool string, d agentrt.Decision) string
 
 	Plan(ctx context.Context, req *agentrt.ModelRequest, prev *agentrt.Compaction, force bool, attempt int, emit func(agentrt.Event)) PlanOutcome
