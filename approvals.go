@@ -267,29 +267,14 @@ func (r *run) checkHeld(c *call) bool {
 	}
 	d := *c.held
 	c.held, c.pending = nil, false
-	in, err := r.decode(c, c.use.Input)
-	if d.Allow && d.Input != nil {
-		if raw, ok := rawJSON(d.Input); ok {
-			in, err = r.decode(c, raw)
-		} else {
-			in, err = d.Input, nil
-		}
-	}
-	if err != nil && d.Allow {
-		d = Decision{Reason: fmt.Sprintf("tool %q: the input to run with is invalid: %v", c.use.Name, err), Source: d.Source}
-	}
+	d, in := r.decideHeld(c, d)
 	c.stage = stageCheck
-	if d.Allow && d.Input != nil {
-		if perr := protect(nil, func() { d = r.recheck(c, d, in) }); perr != nil {
-			d = Decision{Reason: fmt.Sprintf("permission denied: the permission check of the edited input of tool %q panicked", c.use.Name), Source: "error"}
-		}
-	}
 	r.emit(PermissionDecision{Turn: r.l.turn, ToolUseID: c.use.ID, Tool: c.use.Name, Decision: d})
 	rec := permissionRecord{ToolUseID: c.use.ID, Tool: c.use.Name, Allow: d.Allow, Reason: d.Reason, Source: d.Source,
 		Input: encodeInput(d.Input), Always: d.Always, AnyTool: d.AnyTool, Pattern: d.Pattern}
 	// Recorded and synced before the tool runs: after a crash, the call is
 	// "interrupted", never run a second time.
-	err = r.record(RecordPermission, rec)
+	err := r.record(RecordPermission, rec)
 	if err == nil {
 		err = r.sync()
 	}
@@ -304,6 +289,35 @@ func (r *run) checkHeld(c *call) bool {
 	}
 	c.input, c.rewrite = in, d.Input
 	return true
+}
+
+// decideHeld returns a person's decision d on c as it stands once the
+// input to run with is decoded: the model's, or d's edit, which the
+// permission checker decides again (recheck). in is the decoded input.
+func (r *run) decideHeld(c *call, d Decision) (_ Decision, in any) {
+	if !d.Allow {
+		return d, nil
+	}
+	var err error
+	switch raw, ok := rawJSON(d.Input); {
+	case d.Input == nil:
+		in, err = r.decode(c, c.use.Input)
+	case ok:
+		in, err = r.decode(c, raw)
+	default:
+		in = d.Input
+	}
+	if err != nil {
+		return Decision{Reason: fmt.Sprintf("tool %q: the input to run with is invalid: %v", c.use.Name, err), Source: d.Source}, nil
+	}
+	if d.Input == nil {
+		return d, in
+	}
+	c.stage = stageCheck
+	if perr := protect(nil, func() { d = r.recheck(c, d, in) }); perr != nil {
+		return Decision{Reason: fmt.Sprintf("permission denied: the permission check of the edited input of tool %q panicked", c.use.Name), Source: "error"}, nil
+	}
+	return d, in
 }
 
 // recheck asks the permission checker about a person's edited input in

@@ -329,16 +329,8 @@ func (d *durableLoop) Recheck(ctx context.Context, turn int, use Block, dec Deci
 	}
 	r := d.runner(ctx, turn, emit)
 	dec = personal(dec, use.Name)
-	input = encodeInput(dec.Input)
 	final := dec
-	perr := contain(func() {
-		in, err := r.decode(c, input)
-		if err != nil {
-			final = Decision{Reason: fmt.Sprintf("tool %q: the input to run with is invalid: %v", use.Name, err), Source: dec.Source}
-			return
-		}
-		final = r.recheck(c, dec, in)
-	})
+	perr := contain(func() { final, _ = r.decideHeld(c, dec) })
 	if perr != nil {
 		final = Decision{Reason: fmt.Sprintf("permission denied: the permission check of the edited input of tool %q panicked", use.Name), Source: "error"}
 	}
@@ -347,7 +339,7 @@ func (d *durableLoop) Recheck(ctx context.Context, turn int, use Block, dec Deci
 		c.decide(denialText(use.Name, final), nil)
 		return nil, outcomeOf(turn, c)
 	}
-	return input, nil
+	return encodeInput(final.Input), nil
 }
 
 // Execute runs a call that Decide allowed, with input, as Run does: the
