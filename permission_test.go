@@ -44,3 +44,23 @@ func TestInvalidPatternRemembersNothing(t *testing.T) {
 		assert.Equal(t, tc.asked, asked, "pattern %s", tc.pattern)
 	}
 }
+
+// AskOnWrite does not ask a person again about their own edit: the
+// runtime decides an edited input again (ToolCall.EditedBy), and the
+// person already decided it.
+func TestAskOnWriteDoesNotAskAboutAnEdit(t *testing.T) {
+	t.Parallel()
+	asked := 0
+	checker := agentrt.AskOnWrite(func(context.Context, *agentrt.ToolCall) (agentrt.Decision, error) {
+		asked++
+		return agentrt.Decision{Reason: "no"}, nil
+	})
+	d, err := checker.Check(context.Background(), &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write"}, EditedBy: "alice"})
+	require.NoError(t, err)
+	assert.True(t, d.Allow)
+	assert.Zero(t, asked)
+	d, err = checker.Check(context.Background(), &agentrt.ToolCall{Tool: agentrt.ToolSpec{Name: "write"}})
+	require.NoError(t, err)
+	assert.False(t, d.Allow)
+	assert.Equal(t, 1, asked, "the model's input is asked about")
+}
