@@ -79,9 +79,9 @@ func (f *fingerprints) take(req *ModelRequest, view []Message, agent toolPrint) 
 		c.systemHash = crc32.Checksum(f.buf, castagnoli)
 	}
 	c.tools, f.newTools = p.tools, false
-	if !p.ok || !sameTools(req.Tools, p.tools.specs) {
+	if !p.ok || !sameSlice(req.Tools, p.tools.specs) {
 		c.tools, f.newTools = agent, true
-		if !sameTools(req.Tools, agent.specs) { // a hook's tools
+		if !sameSlice(req.Tools, agent.specs) { // a hook's tools
 			c.tools = printTools(req.Tools)
 		}
 	}
@@ -176,10 +176,6 @@ func same(a, b []Message) int {
 		}
 	}
 	return n
-}
-
-func sameTools(a, b []ToolSpec) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // appendPrefix appends the call in progress's fingerprint to a model_call

@@ -197,7 +197,7 @@ func (r *run) beforePlan(ctx context.Context, req *ModelRequest) (context.Contex
 			}
 			return err
 		})
-		r.tr.fp.changedBy(i, req.System != system, !sameTools(req.Tools, tools), !sameSlice(req.Messages, msgs))
+		r.tr.fp.changedBy(i, req.System != system, !sameSlice(req.Tools, tools), !sameSlice(req.Messages, msgs))
 		if err != nil {
 			r.afterPlanN(ctx, req, nil, err, i)
 			return ctx, err

@@ -179,6 +179,6 @@ func (r *run) compress(msgs []Message, force bool) ([]Message, error) {
 
 // sameSlice reports whether a and b are the same slice: same length, same
 // first element.
-func sameSlice(a, b []Message) bool {
+func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
