@@ -206,21 +206,17 @@ func (f *fingerprints) appendPrefix(b []byte) []byte {
 	b = append(b, `,"from":`...)
 	b = strconv.AppendInt(b, int64(f.from), 10)
 	b = append(b, `,"hashes":[`...)
-	for i, h := range c.hashes[f.from:] {
-		if i > 0 {
-			b = append(b, ',')
+	sep := false
+	for _, hashes := range [...][]uint32{c.hashes[f.from:], f.tail} {
+		for _, h := range hashes {
+			if sep {
+				b = append(b, ',')
+			}
+			sep = true
+			b = append(b, '"')
+			b = appendHex(b, h)
+			b = append(b, '"')
 		}
-		b = append(b, '"')
-		b = appendHex(b, h)
-		b = append(b, '"')
-	}
-	for i, h := range f.tail {
-		if i > 0 || len(c.hashes) > f.from {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = appendHex(b, h)
-		b = append(b, '"')
 	}
 	b = append(b, ']')
 	if len(f.tail) > 0 {
