@@ -59,3 +59,28 @@ func ResumeChild(t *testing.T, newAgent func(hc *http.Client, url string, store 
 	require.Equal(t, agentrt.StopComplete, done.Reason, done.Detail)
 	fmt.Println("child answer:", done.FinalText)
 }
+
+// ResumeAgent returns the agent of the resume tests on planner p and store:
+// the recorded weather tool, one turn, no final answer. p is called
+// without streaming, since the recorded pair of bodies is not streamed.
+func ResumeAgent(p agentrt.Planner, store agentrt.SessionStore) *agentrt.Agent {
+	weather := agentrt.NewTool("weather", "Get weather information for a location",
+		func(_ context.Context, in struct {
+			Location string `json:"location" jsonschema:"description=the city"`
+		}) (string, error) {
+			return "40 C", nil
+		}, agentrt.ReadOnly())
+	plain := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+		r := *req
+		r.OnText = nil
+		return p.Plan(ctx, &r)
+	})
+	return &agentrt.Agent{
+		Instructions:  "You are a helpful assistant",
+		Tools:         []agentrt.Tool{weather},
+		Planner:       plain,
+		Store:         store,
+		MaxTurns:      1,
+		NoFinalAnswer: true,
+	}
+}

@@ -21,27 +21,7 @@ import (
 // weather tool, the session in a JSONL store, one turn per run so that
 // the parent stops after the tool call and the child makes the follow-up.
 func resumeAgent(client sdk.Client, store agentrt.SessionStore) *agentrt.Agent {
-	weather := agentrt.NewTool("weather", "Get weather information for a location",
-		func(_ context.Context, in struct {
-			Location string `json:"location" jsonschema:"description=the city"`
-		}) (string, error) {
-			return "40 C", nil
-		}, agentrt.ReadOnly())
-	p := New(client, "claude-sonnet-4-20250514", thinkingOpts)
-	// Not streamed: the recorded pair of bodies is non-streaming.
-	plain := agentrt.PlannerFunc(func(ctx context.Context, req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-		r := *req
-		r.OnText = nil
-		return p.Plan(ctx, &r)
-	})
-	return &agentrt.Agent{
-		Instructions:  "You are a helpful assistant",
-		Tools:         []agentrt.Tool{weather},
-		Planner:       plain,
-		Store:         store,
-		MaxTurns:      1,
-		NoFinalAnswer: true,
-	}
+	return providertest.ResumeAgent(New(client, "claude-sonnet-4-20250514", thinkingOpts), store)
 }
 
 // TestResumeChild is the child process of TestResumeInNewProcess; it does
