@@ -571,6 +571,8 @@ func TestEditedInputIsCheckedAgain(t *testing.T) {
 		{"an edit the rule allows", `{"path":"notes/b.txt","text":"x"}`, []string{"notes/b.txt"}, "wrote notes/b.txt"},
 		{"an edit the rule refuses", `{"path":"etc/passwd","text":"x"}`, nil,
 			`permission denied: the permission policy refused the input of tool "write_note" as alice edited it: only under notes/`},
+		{"an edit the checker rewrites again", `{"path":"notes/sandbox.txt","text":"x"}`, nil,
+			`permission denied: the permission checker rewrote the input of tool "write_note" that alice edited`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -585,6 +587,9 @@ func TestEditedInputIsCheckedAgain(t *testing.T) {
 				}
 				if !strings.Contains(string(req.RawInput), in.Path) {
 					return agentrt.Decision{Reason: "RawInput is not the input checked"}, nil
+				}
+				if req.EditedBy != "" && in.Path == "notes/sandbox.txt" {
+					return agentrt.Decision{Allow: true, Input: noteIn{Path: "notes/other.txt"}}, nil // not decided silently
 				}
 				return agentrt.Decision{Pending: true}, nil // a person decides
 			})
