@@ -28,9 +28,9 @@ type loop struct {
 	output    *outputSpec
 
 	history   []Message
-	ids       idSet // every tool_use id in the session
-	turn      int   // the current turn, from 1
-	turns     int   // planner calls that returned a message
+	ids       map[string]int // every tool_use id in the session: the message that gave it (turns then; 0 for a stored one)
+	turn      int            // the current turn, from 1
+	turns     int            // planner calls that returned a message
 	usage     Usage
 	guard     loopState
 	looping   int // highest repeat count seen this turn
@@ -50,6 +50,7 @@ type limitStop struct {
 
 func (l *loop) init(p *prepared, sessionID string, output *outputSpec) {
 	l.p, l.sessionID, l.output = p, sessionID, output
+	l.ids = map[string]int{}
 }
 
 // begin takes the stored session and returns the messages to append
@@ -61,7 +62,7 @@ func (l *loop) begin(stored []Message, input string) (repairs []Message, user Me
 	for i := range stored {
 		for _, b := range stored[i].Blocks {
 			if b.Type == BlockToolUse {
-				l.ids.add(b.ID)
+				l.ids[b.ID] = 0
 			}
 		}
 	}
@@ -144,30 +145,30 @@ func (l *loop) accept(resp *ModelResponse) Message {
 func (l *loop) collectCalls(blocks []Block) {
 	clear(l.calls)
 	l.calls = l.calls[:0]
-	first := l.ids.len()
 	for i := range blocks {
 		b := &blocks[i]
 		if b.Type != BlockToolUse {
 			continue
 		}
-		l.calls = append(l.calls, call{use: *b, index: i, note: l.idProblem(b.ID, first)})
+		l.calls = append(l.calls, call{use: *b, index: i, note: l.idProblem(b.ID)})
 	}
 }
 
 // idProblem is why the tool_use id cannot stay, or "" if it can (and is
-// then taken); ids from first on were given in this message.
-func (l *loop) idProblem(id string, first int) string {
+// then taken).
+func (l *loop) idProblem(id string) string {
+	given, seen := l.ids[id]
 	switch {
 	case id == "":
 		return "invalid tool_use: empty id; this call was not run. Give every tool_use a unique id."
 	case !utf8.ValidString(id):
 		return fmt.Sprintf("invalid tool_use: id %q is not valid UTF-8; this call was not run. Give every tool_use a unique id of plain text.", id)
-	case l.ids.hasFrom(id, first):
+	case seen && given == l.turns:
 		return fmt.Sprintf("invalid tool_use: duplicate id %q in this message; this call was not run. Give every tool_use a unique id.", id)
-	case l.ids.has(id):
+	case seen:
 		return fmt.Sprintf("invalid tool_use: id %q was already used earlier in this conversation; this call was not run. Give every tool_use a new, unique id.", id)
 	}
-	l.ids.add(id)
+	l.ids[id] = l.turns
 	return ""
 }
 
@@ -218,10 +219,10 @@ func (l *loop) repairCalls(m *Message) {
 func (l *loop) inventID(k int) string {
 	base := "agentrt_t" + strconv.Itoa(l.turn) + "_" + strconv.Itoa(k+1)
 	id := base
-	for n := 2; l.ids.has(id); n++ {
+	for n := 2; l.has(id); n++ {
 		id = base + "_" + strconv.Itoa(n)
 	}
-	l.ids.add(id)
+	l.ids[id] = l.turns
 	return id
 }
 
@@ -491,47 +492,8 @@ func (c *call) parallel(maxPar int) bool {
 	return c.note == "" && c.entry != nil && c.entry.spec.ReadOnly && maxPar > 1
 }
 
-// idSet is a set of tool_use ids: a slice while small, a map beyond.
-type idSet struct {
-	list []string
-	set  map[string]struct{}
-}
-
-const idSetSmall = 32
-
-func (s *idSet) len() int { return len(s.list) }
-
-func (s *idSet) add(id string) {
-	s.list = append(s.list, id)
-	if s.set != nil {
-		s.set[id] = struct{}{}
-	} else if len(s.list) > idSetSmall {
-		s.set = make(map[string]struct{}, 2*len(s.list))
-		for _, v := range s.list {
-			s.set[v] = struct{}{}
-		}
-	}
-}
-
-func (s *idSet) has(id string) bool {
-	if s.set != nil {
-		_, ok := s.set[id]
-		return ok
-	}
-	for _, v := range s.list {
-		if v == id {
-			return true
-		}
-	}
-	return false
-}
-
-// hasFrom reports whether id was added at or after position i.
-func (s *idSet) hasFrom(id string, i int) bool {
-	for _, v := range s.list[i:] {
-		if v == id {
-			return true
-		}
-	}
-	return false
+// has reports whether a tool_use of the session has the id.
+func (l *loop) has(id string) bool {
+	_, ok := l.ids[id]
+	return ok
 }

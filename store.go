@@ -214,20 +214,22 @@ type memSession struct {
 	updated time.Duration
 }
 
-func (s *MemoryStore) session(id string, create bool) *memSession {
+// create returns the session id, which it creates if there is none; it
+// checks the id only then, since a session that exists has a valid one.
+func (s *MemoryStore) create(id string) (*memSession, error) {
+	if ss := s.sessions[id]; ss != nil {
+		return ss, nil
+	}
+	if err := ValidateSessionID(id); err != nil {
+		return nil, err
+	}
 	if s.sessions == nil {
-		if !create {
-			return nil
-		}
 		s.sessions = map[string]*memSession{}
 	}
-	ss := s.sessions[id]
-	if ss == nil && create {
-		now := s.now()
-		ss = &memSession{created: now, updated: now}
-		s.sessions[id] = ss
-	}
-	return ss
+	now := s.now()
+	ss := &memSession{created: now, updated: now}
+	s.sessions[id] = ss
+	return ss, nil
 }
 
 // now returns the time since the store's epoch; s.mu is held.
@@ -240,9 +242,6 @@ func (s *MemoryStore) now() time.Duration {
 
 // Append adds msg at the end of the session.
 func (s *MemoryStore) Append(_ context.Context, sessionID string, msg Message) error {
-	if err := ValidateSessionID(sessionID); err != nil {
-		return err
-	}
 	if err := checkSize(msg); err != nil {
 		return fmt.Errorf("agentrt: MemoryStore.Append to session %q: %w", sessionID, err)
 	}
@@ -252,7 +251,10 @@ func (s *MemoryStore) Append(_ context.Context, sessionID string, msg Message) e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss := s.session(sessionID, true)
+	ss, err := s.create(sessionID)
+	if err != nil {
+		return err
+	}
 	ss.msgs = append(ss.msgs, msg)
 	ss.updated = s.now()
 	return nil
@@ -266,7 +268,7 @@ func (s *MemoryStore) Load(_ context.Context, sessionID string) ([]Message, erro
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss := s.session(sessionID, false)
+	ss := s.sessions[sessionID]
 	if ss == nil {
 		return []Message{}, nil
 	}
@@ -344,12 +346,12 @@ func (s *MemoryStore) Lock(_ context.Context, sessionID string) (func(), error) 
 
 // AppendRecord keeps a non-message record; see [RecordStore].
 func (s *MemoryStore) AppendRecord(_ context.Context, sessionID string, rec Record) error {
-	if err := ValidateSessionID(sessionID); err != nil {
-		return err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss := s.session(sessionID, true)
+	ss, err := s.create(sessionID)
+	if err != nil {
+		return err
+	}
 	ss.records = append(ss.records, rec)
 	return nil
 }
@@ -361,7 +363,7 @@ func (s *MemoryStore) LoadRecords(_ context.Context, sessionID string) ([]Record
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ss := s.session(sessionID, false); ss != nil {
+	if ss := s.sessions[sessionID]; ss != nil {
 		return slices.Clone(ss.records), nil
 	}
 	return []Record{}, nil
