@@ -27,10 +27,12 @@ type loop struct {
 	sessionID string
 	output    *outputSpec
 
-	history   []Message
-	ids       map[string]int // every tool_use id in the session: the message that gave it (turns then; 0 for a stored one)
-	turn      int            // the current turn, from 1
-	turns     int            // planner calls that returned a message
+	history []Message
+	// Every tool_use id in the session, and the message that gave it: the
+	// value of turns then, 0 for a stored message.
+	ids       map[string]int
+	turn      int // the current turn, from 1
+	turns     int // planner calls that returned a message
 	usage     Usage
 	guard     loopState
 	looping   int // highest repeat count seen this turn
