@@ -6,6 +6,7 @@ require (
 	github.com/agentrt/agentrt v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/cassette v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/mcptool v0.0.0-00010101000000-000000000000
+	github.com/agentrt/agentrt/memory v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/anthropic v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/gemini v0.0.0-00010101000000-000000000000
 	github.com/agentrt/agentrt/provider/openai v0.0.0-00010101000000-000000000000
@@ -23,6 +24,7 @@ require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
@@ -33,13 +35,17 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/s2a-go v0.1.8 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.4 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
@@ -66,12 +72,17 @@ require (
 	google.golang.org/grpc v1.66.2 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 	gopkg.in/dnaeon/go-vcr.v4 v4.0.8 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
 )
 
 replace (
 	github.com/agentrt/agentrt => ../
 	github.com/agentrt/agentrt/cassette => ../cassette
 	github.com/agentrt/agentrt/mcptool => ../mcptool
+	github.com/agentrt/agentrt/memory => ../memory
 	github.com/agentrt/agentrt/provider/anthropic => ../provider/anthropic
 	github.com/agentrt/agentrt/provider/gemini => ../provider/gemini
 	github.com/agentrt/agentrt/provider/openai => ../provider/openai

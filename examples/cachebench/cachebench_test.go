@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/memory"
+	"github.com/agentrt/agentrt/memory/sqlitemem"
 	"github.com/agentrt/agentrt/provider/anthropic"
 	"github.com/agentrt/agentrt/provider/gemini"
 	"github.com/agentrt/agentrt/provider/openai"
@@ -30,10 +33,10 @@ import (
 )
 
 const (
-	turns        = 200  // planner calls in the session
-	budget       = 8000 // Agent.ContextTokens, for the Window
-	callsPerRun  = 5    // of one Run: 4 tool turns, then the answer
-	recallMarker = "[recalled facts]"
+	turns       = 200  // planner calls in the session
+	budget      = 8000 // Agent.ContextTokens, for the Window
+	callsPerRun = 5    // of one Run: 4 tool turns, then the answer
+	scope       = "user-42"
 )
 
 // size is the length of a session: the number of planner calls and the
@@ -117,28 +120,86 @@ func tools() []agentrt.Tool {
 	return []agentrt.Tool{read, search, list}
 }
 
-// recallHook appends one user message with the facts recalled for this
-// call, as the memory hook does, after the session's messages. It stands
-// in for memory.Hook, whose module needs pgstore, and which in this tree
-// still writes the facts into the system prompt (being changed to this).
-func recallHook() agentrt.Hooks {
-	n := 0
-	return agentrt.Hooks{BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
-		n++
-		facts := fmt.Sprintf("%s\n- the user prefers table-driven tests (%d)\n- the repository uses Go 1.26 (%d)", recallMarker, n%7, n%5)
-		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], agentrt.NewUserMessage(facts))
-		return ctx, nil
-	}}
+// asks end the questions of the session's runs, one after another, so
+// that the memory hook, which searches with the last user message, recalls
+// other facts from run to run.
+var asks = []string{
+	"How should I test it?",
+	"How are its errors handled?",
+	"Where does it write its logs?",
+	"Which database table does it use?",
+	"When can I deploy a change to it?",
+	"How do I benchmark it?",
+	"Which Go version does it need?",
+}
+
+// question is the user message of run n.
+func question(n int) string {
+	return fmt.Sprintf("Question %d: where is symbol%d defined, and what calls it? %s", n, n, asks[n%len(asks)])
+}
+
+// facts are what the user's memory holds: each ask finds one or two of
+// them (and a question's number now and then another: "6" is in
+// "-count 6"), and "defined" finds the last one in every question.
+var facts = []string{
+	"The user prefers table-driven tests written with testify, and runs them with -race.",
+	"Errors are wrapped with fmt.Errorf and %w, and handled once, by the caller.",
+	"The service writes its logs through log/slog, as JSON, never to stdout.",
+	"The database tables are created by pgstore/schema.sql; every change needs a migration.",
+	"The team deploys on Fridays only, after a code review of the change.",
+	"Benchmarks run with -count 6 and are compared with benchstat before a merge.",
+	"The repository needs Go 1.26; it is a go.work workspace of several modules.",
+	"Every exported symbol is defined in the package named after its directory.",
+}
+
+// newMemory returns an in-process memory (sqlitemem, in memory: no
+// server) holding facts in scope.
+func newMemory(t testing.TB) *sqlitemem.Store {
+	mem, err := sqlitemem.Open(":memory:", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, mem.Close()) })
+	for i, f := range facts {
+		_, err := mem.Put(context.Background(), scope, memory.Item{ID: fmt.Sprintf("fact-%d", i), Kind: memory.KindFact, Text: f, Source: "session-1"})
+		require.NoError(t, err)
+	}
+	return mem
+}
+
+// hookFor makes a session's hook; store is the agent's session store.
+type hookFor func(store agentrt.SessionStore) agentrt.Hooks
+
+// recallHook is memory.Hook on mem, recording what it recalls in the
+// session, as a program would: before every call it searches with the
+// last user message and appends the hits, under memory.RecallHeading, as
+// one user message after the session's messages, for that call only.
+func recallHook(mem memory.Store) hookFor {
+	return func(store agentrt.SessionStore) agentrt.Hooks {
+		return memory.Hook(mem, scope, &memory.HookOptions{Records: store})
+	}
 }
 
 // badHook puts the time into the system prompt: every request differs
 // from its start.
-func badHook() agentrt.Hooks {
+func badHook(agentrt.SessionStore) agentrt.Hooks {
 	return agentrt.Hooks{BeforePlan: func(ctx context.Context, req *agentrt.ModelRequest) (context.Context, error) {
 		req.System = "Now: " + time.Now().Format(time.RFC3339Nano) + "\n" + req.System
 		return ctx, nil
 	}}
 }
+
+// recallStart is how a JSON string starting with the line memory.Hook
+// puts first in its message is written in a request body.
+var recallStart = func() []byte {
+	b, err := json.Marshal(memory.RecallHeading + "\n")
+	if err != nil {
+		panic(err)
+	}
+	return b[:len(b)-1] // without the closing quote
+}()
+
+// isRecall reports whether a part of a request is (or holds) the message
+// memory.Hook added.
+func isRecall(data []byte) bool { return bytes.Contains(data, recallStart) }
 
 // noStream makes the adapters call the non-streaming endpoint, whose
 // replies are simpler to fake; the prompt in the body is the same.
@@ -155,7 +216,7 @@ type part struct {
 	msg  int    // the message's index, for a message part
 	data []byte
 	bp   bool // a cache breakpoint ends here (Anthropic)
-	tail bool // the recall hook's: this call's only
+	tail bool // memory.Hook's message: this call's only
 }
 
 // vendor is one adapter under test.
@@ -218,7 +279,7 @@ func openaiParts(body []byte) ([]part, error) {
 		if i == 0 && len(out) > 0 && out[0].kind == "system" {
 			continue
 		}
-		out = append(out, part{kind: "message", msg: i, data: m, tail: bytes.Contains(m, []byte(recallMarker))})
+		out = append(out, part{kind: "message", msg: i, data: m, tail: isRecall(m)})
 	}
 	return out, nil
 }
@@ -262,7 +323,7 @@ func responsesParts(body []byte) ([]part, error) {
 		if i == 0 && len(out) > 0 && out[0].kind == "system" {
 			continue
 		}
-		out = append(out, part{kind: "message", msg: i, data: m, tail: bytes.Contains(m, []byte(recallMarker))})
+		out = append(out, part{kind: "message", msg: i, data: m, tail: isRecall(m)})
 	}
 	return out, nil
 }
@@ -329,7 +390,7 @@ func anthropicParts(body []byte) ([]part, error) {
 			if bytes.Contains(d, []byte(`"cache_control"`)) {
 				return nil, fmt.Errorf("unexpected cache_control form: %s", b)
 			}
-			out = append(out, part{kind: "message", msg: i, data: d, bp: bp, tail: bytes.Contains(d, []byte(recallMarker))})
+			out = append(out, part{kind: "message", msg: i, data: d, bp: bp, tail: isRecall(d)})
 		}
 	}
 	return out, nil
@@ -379,7 +440,7 @@ func geminiParts(body []byte) ([]part, error) {
 	for i, c := range req.Contents {
 		out = append(out, part{kind: "message", msg: i, data: []byte(c.Role)})
 		for _, p := range c.Parts {
-			out = append(out, part{kind: "message", msg: i, data: p, tail: bytes.Contains(p, []byte(recallMarker))})
+			out = append(out, part{kind: "message", msg: i, data: p, tail: isRecall(p)})
 		}
 	}
 	return out, nil
@@ -414,6 +475,8 @@ type result struct {
 	cachedTokens int
 	breaks       map[string][]int // cause: the turns (from 1) it broke
 	bytesSent    int              // the request bodies, whole
+	recalled     int              // requests with the memory hook's message
+	hitSets      int              // distinct lists of items the hook recalled
 }
 
 func (r result) share() float64 { return float64(r.cachedTokens) / float64(r.inputTokens) }
@@ -432,8 +495,8 @@ func (r result) String() string {
 		causes = append(causes, fmt.Sprintf("%s: %d turns %v", c, len(t), abbrev(t)))
 	}
 	sort.Strings(causes)
-	return fmt.Sprintf("%d turns, %d input tokens (est.), %.1f%% a cached prefix, %d breaks; %s",
-		r.turns, r.inputTokens, 100*r.share(), r.breakCount(), strings.Join(causes, "; "))
+	return fmt.Sprintf("%d turns (%d with recalled memory, %d distinct recalls), %d input tokens (est.), %.1f%% a cached prefix, %d breaks; %s",
+		r.turns, r.recalled, r.hitSets, r.inputTokens, 100*r.share(), r.breakCount(), strings.Join(causes, "; "))
 }
 
 func abbrev(t []int) string {
@@ -444,22 +507,23 @@ func abbrev(t []int) string {
 }
 
 // session runs the scripted session through v with hook and measures it.
-func session(t testing.TB, v vendor, hook agentrt.Hooks, sz size, compaction agentrt.Compressor) result {
+func session(t testing.TB, v vendor, hook hookFor, sz size, compaction agentrt.Compressor) result {
 	srv := &fakeServer{reply: v.reply}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
+	store := &agentrt.MemoryStore{}
 	ag := &agentrt.Agent{
 		Instructions:  instructions,
 		Tools:         tools(),
 		Planner:       v.planner(ts.URL),
-		Store:         &agentrt.MemoryStore{},
+		Store:         store,
 		Compressor:    compaction,
 		ContextTokens: sz.budget,
-		Hooks:         []agentrt.Hooks{noStream(), hook},
+		Hooks:         []agentrt.Hooks{noStream(), hook(store)},
 	}
 	ctx := context.Background()
 	for run := range sz.turns / callsPerRun {
-		for ev, err := range ag.Run(ctx, "bench-session", fmt.Sprintf("Question %d: where is symbol%d defined, and what calls it?", run, run)) {
+		for ev, err := range ag.Run(ctx, "bench-session", question(run)) {
 			require.NoError(t, err)
 			if d, ok := ev.(agentrt.Done); ok {
 				require.Equal(t, agentrt.StopComplete, d.Reason, "run %d: %+v", run, d)
@@ -467,7 +531,30 @@ func session(t testing.TB, v vendor, hook agentrt.Hooks, sz size, compaction age
 		}
 	}
 	require.Equal(t, sz.turns, len(srv.bodies), "requests")
-	return measure(t, v, srv.bodies)
+	res := measure(t, v, srv.bodies)
+	res.hitSets = hitSets(t, store)
+	return res
+}
+
+// hitSets counts the distinct lists of items memory.Hook recalled in the
+// session, from its records.
+func hitSets(t testing.TB, store agentrt.RecordStore) int {
+	recs, err := store.LoadRecords(context.Background(), "bench-session")
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind != memory.RecordKind {
+			continue
+		}
+		var rr memory.RecallRecord
+		require.NoError(t, json.Unmarshal(r.Data, &rr))
+		ids := make([]string, len(rr.Hits))
+		for i, h := range rr.Hits {
+			ids[i] = h.ID
+		}
+		seen[strings.Join(ids, ",")] = true
+	}
+	return len(seen)
 }
 
 func measure(t testing.TB, v vendor, bodies [][]byte) result {
@@ -492,6 +579,9 @@ func measure(t testing.TB, v vendor, bodies [][]byte) result {
 			k++
 		}
 		res.cachedTokens += cached / 4
+		if slices.ContainsFunc(cur, func(p part) bool { return p.tail }) {
+			res.recalled++
+		}
 		if i > 0 {
 			stable := len(prev)
 			for j, p := range prev {
@@ -545,12 +635,13 @@ var compactions = []struct {
 	}},
 }
 
-// TestPrefixStability runs the 200-turn session through each adapter with
-// a Window (and through Anthropic's with the summarizing compressor too,
-// which is the same for every adapter): at least 90% of the input must be
-// a prefix the previous request had, the prefix may break only at a
-// compaction, and a hook that writes the time into the system prompt (in
-// a quarter of the session) must bring the share near 0.
+// TestPrefixStability runs the 200-turn session with memory.Hook through
+// each adapter with a Window (and through Anthropic's with the summarizing
+// compressor too, which is the same for every adapter): every call must
+// carry recalled memory, which varies with the question; at least 90% of
+// the input must be a prefix the previous request had, the prefix may
+// break only at a compaction, and a hook that writes the time into the
+// system prompt (in a quarter of the session) must bring the share near 0.
 func TestPrefixStability(t *testing.T) {
 	t.Parallel()
 	sz := testSize()
@@ -561,19 +652,22 @@ func TestPrefixStability(t *testing.T) {
 			}
 			t.Run(v.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
-				good := session(t, v, recallHook(), sz, c.new())
-				t.Logf("recall hook: %v", good)
+				good := session(t, v, recallHook(newMemory(t)), sz, c.new())
+				t.Logf("memory.Hook: %v", good)
 				assert.GreaterOrEqual(t, good.share(), 0.90, "%v", good)
+				assert.Equal(t, sz.turns, good.recalled, "memory.Hook recalls something for every call")
+				assert.GreaterOrEqual(t, good.hitSets, len(asks), "what it recalls varies with the question")
 				assert.NotEmpty(t, good.breaks, "the session measures compaction turns too")
 				for cause := range good.breaks {
 					assert.Contains(t, cause, "(compaction)", "%v", good)
 				}
 
 				short := size{sz.turns / 4, sz.budget}
-				bad := session(t, v, badHook(), short, c.new())
+				bad := session(t, v, badHook, short, c.new())
 				t.Logf("time in the system prompt: %v", bad)
 				assert.Less(t, bad.share(), 0.05, "%v", bad)
 				assert.Len(t, bad.breaks["system prompt changed"], short.turns-1, "%v", bad)
+				assert.Zero(t, bad.recalled, "%v", bad)
 			})
 		}
 	}
@@ -583,12 +677,13 @@ func TestPrefixStability(t *testing.T) {
 // of the session's input tokens that is a cached prefix (prefix-%), the
 // turns whose prefix broke, and the bytes sent per turn.
 func BenchmarkPrefixStability(b *testing.B) {
+	mem := newMemory(b)
 	for _, v := range vendors {
 		for _, c := range compactions {
 			b.Run(v.name+"/"+c.name, func(b *testing.B) {
 				var res result
 				for b.Loop() {
-					res = session(b, v, recallHook(), full, c.new())
+					res = session(b, v, recallHook(mem), full, c.new())
 				}
 				b.ReportMetric(100*res.share(), "prefix-%")
 				b.ReportMetric(float64(res.breakCount()), "breaks")

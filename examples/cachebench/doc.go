@@ -1,10 +1,15 @@
 // Package cachebench measures how much of each request the provider
 // adapters send is a byte-identical prefix of the request before it: the
 // part a prompt cache can serve. Its test and benchmark run a scripted
-// 200-turn session (tools, parallel calls, a recall hook that appends one
-// user message per call, a Window or summarizing compaction) through the
-// OpenAI Chat Completions and Responses, Anthropic and Gemini adapters
-// against httptest servers:
+// 200-turn session (tools, parallel calls, a Window or summarizing
+// compaction, and the memory module's recall hook, memory.Hook) through
+// the OpenAI Chat Completions and Responses, Anthropic and Gemini adapters
+// against httptest servers. Before every call the hook searches a memory
+// held in the process (memory/sqlitemem on ":memory:", no server; eight
+// facts) with the last user message, whose question turns to another
+// topic from run to run, and appends what it found as one user message
+// under memory.RecallHeading, for that call only (and records it in the
+// session):
 //
 //	go test ./examples/cachebench/
 //	go test -run '^$' -bench . ./examples/cachebench/
@@ -20,6 +25,7 @@
 // is its longest run of leading parts equal to the previous request's;
 // for Anthropic, only up to the previous request's last breakpoint within
 // that run, since the API caches at breakpoints. A turn "breaks" when the
-// previous request's prefix, without its per-call tail (the recalled
-// facts), is not the start of this one.
+// previous request's prefix, without its per-call tail (the message of
+// memory.Hook, a text starting with the line memory.RecallHeading), is not
+// the start of this one.
 package cachebench
