@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -39,7 +40,9 @@ const defaultMaxParallelTools = 4
 // Fill the fields, then call Run as often as needed, concurrently for
 // different sessions: an Agent is safe for concurrent use. Every field is
 // read once, at the first Run, and a change made afterwards is not seen:
-// to change anything, build a new Agent value.
+// to change anything, build a new Agent value. A setting that cannot hold
+// (a negative limit, a cost budget without prices) makes every Run fail
+// with [ErrInvalidAgent].
 type Agent struct {
 	// Name identifies the agent in events, logs and traces. Optional.
 	Name string
@@ -191,6 +194,9 @@ func (a *Agent) prepare() *prepared {
 }
 
 func (a *Agent) prepareTools() *prepared {
+	if err := a.checkSettings(); err != nil {
+		return &prepared{err: err}
+	}
 	p := &prepared{
 		instructions:  a.Instructions,
 		tools:         make(map[string]*toolEntry, len(a.Tools)),
@@ -247,6 +253,51 @@ func (a *Agent) prepareTools() *prepared {
 		p.maxOutput = defaultMaxToolOutput
 	}
 	return p
+}
+
+// checkSettings refuses a limit that would otherwise be dropped or
+// misread without a word: a negative count or duration, a cost budget
+// without prices, a loop guard that would stop before it warns.
+func (a *Agent) checkSettings() error {
+	var bad []string
+	negative := func(name string, v int64) {
+		if v < 0 {
+			bad = append(bad, fmt.Sprintf("%s is %d; it must not be negative", name, v))
+		}
+	}
+	negative("MaxTurns", int64(a.MaxTurns))
+	negative("MaxParallelTools", int64(a.MaxParallelTools))
+	negative("ToolTimeout", int64(a.ToolTimeout))
+	negative("ContextTokens", int64(a.ContextTokens))
+	negative("LoopGuard.Warn", int64(a.LoopGuard.Warn))
+	negative("LoopGuard.Stop", int64(a.LoopGuard.Stop))
+	negative("Retry.MaxAttempts", int64(a.Retry.MaxAttempts))
+	negative("Retry.BaseDelay", int64(a.Retry.BaseDelay))
+	negative("Retry.MaxDelay", int64(a.Retry.MaxDelay))
+	negative("Budget.MaxTokens", int64(a.Budget.MaxTokens))
+	negative("Budget.MaxDuration", int64(a.Budget.MaxDuration))
+	b := a.Budget
+	for _, m := range []struct {
+		name string
+		v    float64
+	}{{"Budget.MaxCost", b.MaxCost}, {"Budget.Prices.Input", b.Prices.Input}, {"Budget.Prices.Output", b.Prices.Output},
+		{"Budget.Prices.CacheRead", b.Prices.CacheRead}, {"Budget.Prices.CacheWrite", b.Prices.CacheWrite}} {
+		if !(m.v >= 0) || math.IsInf(m.v, 1) { // NaN fails v >= 0
+			bad = append(bad, fmt.Sprintf("%s is %v; it must be a finite number, not negative", m.name, m.v))
+		}
+	}
+	if b.MaxCost > 0 && b.Prices == (Prices{}) {
+		bad = append(bad, "Budget.MaxCost is set but Budget.Prices is zero, so the cost cannot be counted")
+	}
+	if g := a.LoopGuard; !g.Disabled {
+		if warn, stop := g.limits(); warn > stop {
+			bad = append(bad, fmt.Sprintf("LoopGuard warns after %d repeats but stops after %d: the warning would never be given", warn, stop))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidAgent, strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // Run appends input as a user message to the session and runs the loop

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -670,6 +671,58 @@ func TestInvalidToolNameIsAnInvalidAgent(t *testing.T) {
 		assert.Empty(t, events)
 	}
 	assert.Empty(t, script.Requests())
+}
+
+// TestSettingsThatCannotHoldAreRefused: a limit that the runtime would
+// otherwise drop or misread (a negative count or duration, a cost budget
+// without prices, a guard that stops before it warns) makes the Agent
+// invalid, reported by every Run with the field named and no planner
+// call; the same settings within range run.
+func TestSettingsThatCannotHoldAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		set  func(*agentrt.Agent)
+		want string
+	}{
+		{"negative MaxTurns", func(a *agentrt.Agent) { a.MaxTurns = -1 }, "MaxTurns is -1"},
+		{"negative MaxParallelTools", func(a *agentrt.Agent) { a.MaxParallelTools = -2 }, "MaxParallelTools is -2"},
+		{"negative ToolTimeout", func(a *agentrt.Agent) { a.ToolTimeout = -time.Second }, "ToolTimeout is"},
+		{"negative ContextTokens", func(a *agentrt.Agent) { a.ContextTokens = -1 }, "ContextTokens is -1"},
+		{"negative LoopGuard.Stop", func(a *agentrt.Agent) { a.LoopGuard.Stop = -1 }, "LoopGuard.Stop is -1"},
+		{"guard that stops before it warns", func(a *agentrt.Agent) { a.LoopGuard = agentrt.LoopGuard{Warn: 6} }, "warns after 6 repeats but stops after 5"},
+		{"negative Retry.MaxAttempts", func(a *agentrt.Agent) { a.Retry.MaxAttempts = -1 }, "Retry.MaxAttempts is -1"},
+		{"negative Retry.BaseDelay", func(a *agentrt.Agent) { a.Retry.BaseDelay = -time.Millisecond }, "Retry.BaseDelay is"},
+		{"negative Budget.MaxTokens", func(a *agentrt.Agent) { a.Budget.MaxTokens = -100 }, "Budget.MaxTokens is -100"},
+		{"negative Budget.MaxDuration", func(a *agentrt.Agent) { a.Budget.MaxDuration = -time.Minute }, "Budget.MaxDuration is"},
+		{"cost budget without prices", func(a *agentrt.Agent) { a.Budget.MaxCost = 0.5 }, "Budget.Prices is zero"},
+		{"NaN cost budget", func(a *agentrt.Agent) {
+			a.Budget = agentrt.Budget{MaxCost: math.NaN(), Prices: agentrt.Prices{Input: 1}}
+		}, "Budget.MaxCost is NaN"},
+		{"negative price", func(a *agentrt.Agent) { a.Budget.Prices.Output = -3 }, "Budget.Prices.Output is -3"},
+		{"infinite price", func(a *agentrt.Agent) { a.Budget.Prices.CacheRead = math.Inf(1) }, "Budget.Prices.CacheRead is +Inf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			script := agenttest.Script(agenttest.Reply("hi"))
+			ag := &agentrt.Agent{Planner: script}
+			tc.set(ag)
+			for range 2 {
+				events, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+				require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
+				assert.Contains(t, err.Error(), tc.want)
+				assert.Empty(t, events)
+			}
+			assert.Empty(t, script.Requests())
+		})
+	}
+	t.Run("within range", func(t *testing.T) {
+		t.Parallel()
+		ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("hi")), MaxTurns: 3, LoopGuard: agentrt.LoopGuard{Warn: 5, Stop: 5},
+			Budget: agentrt.Budget{MaxCost: 0.5, Prices: agentrt.Prices{Input: 1}}, Retry: agentrt.RetryPolicy{MaxAttempts: 1}}
+		_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
+		require.NoError(t, err)
+	})
 }
 
 // requestTexts returns the messages of a request as "role:text".

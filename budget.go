@@ -12,7 +12,8 @@ import (
 type Budget struct {
 	// MaxTokens caps input plus output tokens over the run's planner calls.
 	MaxTokens int
-	// MaxCost caps the run's cost, computed with Prices.
+	// MaxCost caps the run's cost, computed with Prices; without Prices it
+	// is refused ([ErrInvalidAgent]), since no cost could be counted.
 	MaxCost float64
 	// Prices gives the cost per million tokens; needed for MaxCost.
 	Prices Prices
