@@ -227,6 +227,9 @@ func (a *Agent) prepareTools() *prepared {
 		if !toolNameRE.MatchString(s.Name) {
 			return &prepared{err: fmt.Errorf("%w: Tools[%d] has an invalid name %q: must match ^[a-zA-Z0-9_-]{1,64}$", ErrInvalidAgent, i, s.Name)}
 		}
+		if s.Timeout < 0 {
+			return &prepared{err: fmt.Errorf("%w: tool %q has a negative timeout (%v)", ErrInvalidAgent, s.Name, s.Timeout)}
+		}
 		if _, dup := p.tools[s.Name]; dup {
 			return &prepared{err: fmt.Errorf("%w: two tools are named %q", ErrInvalidAgent, s.Name)}
 		}

@@ -701,6 +701,9 @@ func TestSettingsThatCannotHoldAreRefused(t *testing.T) {
 		}, "Budget.MaxCost is NaN"},
 		{"negative price", func(a *agentrt.Agent) { a.Budget.Prices.Output = -3 }, "Budget.Prices.Output is -3"},
 		{"infinite price", func(a *agentrt.Agent) { a.Budget.Prices.CacheRead = math.Inf(1) }, "Budget.Prices.CacheRead is +Inf"},
+		{"tool with a negative timeout", func(a *agentrt.Agent) {
+			a.Tools = []agentrt.Tool{agentrt.NewTool("add", "", func(_ context.Context, in AddIn) (int, error) { return in.A + in.B, nil }, agentrt.WithTimeout(-time.Second))}
+		}, `tool "add" has a negative timeout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

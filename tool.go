@@ -81,6 +81,7 @@ func ReadOnly() ToolOption { return func(o *toolOptions) { o.readOnly = true } }
 // context is cancelled and the model gets an is_error result saying so. A
 // tool that ignores its context and returns later still gets that result:
 // its late output is discarded. Run waits for it to return all the same.
+// A negative d makes the Agent invalid ([ErrInvalidAgent]).
 func WithTimeout(d time.Duration) ToolOption { return func(o *toolOptions) { o.timeout = d } }
 
 var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
