@@ -75,7 +75,7 @@ type JSONLOptions struct {
 	OnWarning func(error)
 
 	// MaxLineSize is the longest line, in bytes, the store writes or
-	// reads; 0 means 64 MiB. A message whose line would be
+	// reads; 0 means 64 MiB, and a negative value is refused. A message whose line would be
 	// longer is refused by Append with [ErrLineTooLong]. Reading a session
 	// holds at most one line of this size in memory.
 	MaxLineSize int
@@ -173,7 +173,11 @@ func NewJSONLStore(dir string, opts *JSONLOptions) (*JSONLStore, error) {
 		root.Close()
 		return nil, fmt.Errorf("agentrt: NewJSONLStore: unknown durability %v", s.opts.Durability)
 	}
-	if s.opts.MaxLineSize <= 0 {
+	if s.opts.MaxLineSize < 0 {
+		root.Close()
+		return nil, fmt.Errorf("agentrt: NewJSONLStore: negative MaxLineSize %d", s.opts.MaxLineSize)
+	}
+	if s.opts.MaxLineSize == 0 {
 		s.opts.MaxLineSize = defaultMaxLineSize
 	}
 	if s.opts.Now == nil {

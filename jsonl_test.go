@@ -876,6 +876,16 @@ func TestJSONLLoadCancelled(t *testing.T) {
 	assert.Len(t, load(t, s, "s"), 10)
 }
 
+// TestJSONLRefusesOptionsThatCannotHold: an unknown Durability or a
+// negative MaxLineSize is an error from NewJSONLStore, not a default.
+func TestJSONLRefusesOptionsThatCannotHold(t *testing.T) {
+	t.Parallel()
+	_, err := agentrt.NewJSONLStore(t.TempDir(), &agentrt.JSONLOptions{Durability: agentrt.Durability(7)})
+	assert.ErrorContains(t, err, "unknown durability")
+	_, err = agentrt.NewJSONLStore(t.TempDir(), &agentrt.JSONLOptions{MaxLineSize: -1})
+	assert.ErrorContains(t, err, "negative MaxLineSize -1")
+}
+
 func TestJSONLDurabilityString(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "every-turn", agentrt.SyncEveryTurn.String())
