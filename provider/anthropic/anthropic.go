@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"fmt"
 	"maps"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -93,7 +94,8 @@ var (
 // client, middleware and retry settings are used as they are. The Provider
 // keeps client (a value holding its options) and never modifies it.
 //
-// opts may be nil for the defaults. New panics if model is empty.
+// opts may be nil for the defaults. New panics if model is empty or
+// opts.MaxTokens is negative.
 func New(client sdk.Client, model string, opts *Options) *Provider {
 	if model == "" {
 		panic("anthropic: New: empty model name")
@@ -101,6 +103,9 @@ func New(client sdk.Client, model string, opts *Options) *Provider {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.MaxTokens < 0 {
+		panic(fmt.Sprintf("anthropic: New: negative MaxTokens %d", o.MaxTokens))
 	}
 	p := &Provider{client: client, model: model, maxTokens: o.MaxTokens, noCache: o.NoCache}
 	if p.maxTokens <= 0 {

@@ -232,6 +232,7 @@ func TestDescribe(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "anthropic", d.Describe().Name)
 	assert.Panics(t, func() { New(newReplay(t).client(), "", nil) })
+	assert.PanicsWithValue(t, "anthropic: New: negative MaxTokens -1", func() { New(newReplay(t).client(), "claude-haiku-4-5", &Options{MaxTokens: -1}) })
 }
 
 // The recipe of the Temperature doc: a client pinned to the API version
