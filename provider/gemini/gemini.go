@@ -105,7 +105,8 @@ var (
 // HTTP client, headers and retry options are used as they are. opts may be
 // nil.
 //
-// New panics if client is nil or model is empty.
+// New panics if client is nil, model is empty or opts.MaxTokens is
+// negative.
 func New(client *genai.Client, model string, opts *Options) *Provider {
 	if client == nil {
 		panic("gemini: New: nil client")
@@ -117,10 +118,13 @@ func New(client *genai.Client, model string, opts *Options) *Provider {
 	if opts != nil {
 		o = *opts
 	}
+	if o.MaxTokens < 0 {
+		panic(fmt.Sprintf("gemini: New: negative MaxTokens %d", o.MaxTokens))
+	}
 	p := &Provider{
 		client:    client,
 		model:     model,
-		maxTokens: int32(max(o.MaxTokens, 0)),
+		maxTokens: int32(o.MaxTokens),
 		sleep:     sleepCtx,
 	}
 	if o.Temperature != nil {

@@ -513,3 +513,12 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	assert.Len(t, srv.reqs(), n)
 }
+
+// TestNewRefusesNegativeMaxTokens: a negative Options.MaxTokens is a
+// programmer error, not "no cap".
+func TestNewRefusesNegativeMaxTokens(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, newReplayServer(t), genai.BackendGeminiAPI, nil)
+	assert.PanicsWithValue(t, "gemini: New: negative MaxTokens -1", func() { New(client, testModel, &Options{MaxTokens: -1}) })
+	assert.NotPanics(t, func() { New(client, testModel, &Options{MaxTokens: 0}) })
+}

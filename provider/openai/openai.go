@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 
@@ -107,7 +108,8 @@ const providerName = "openai"
 //	client := oai.NewClient(option.WithAPIKey(key)) // or from OPENAI_API_KEY
 //	p := openai.New(client, "gpt-4.1-mini", nil)
 //
-// opts may be nil for the defaults. New panics if model is empty.
+// opts may be nil for the defaults. New panics if model is empty or
+// opts.MaxTokens is negative.
 func New(client oai.Client, model string, opts *Options) *Provider {
 	if model == "" {
 		panic("openai: New: empty model name")
@@ -120,6 +122,9 @@ func New(client oai.Client, model string, opts *Options) *Provider {
 			t := *opts.Temperature
 			p.opts.Temperature = &t
 		}
+	}
+	if p.opts.MaxTokens < 0 {
+		panic(fmt.Sprintf("openai: New: negative MaxTokens %d", p.opts.MaxTokens))
 	}
 	if p.opts.MaxTokensField != "" {
 		p.tokenField = p.opts.MaxTokensField

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	oai "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -477,6 +478,10 @@ func TestDescribe(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "llama3.2", d.Describe().Model)
 	assert.Panics(t, func() { openai.NewCompatible("http://x", "k", "", nil) })
+	assert.PanicsWithValue(t, "openai: New: negative MaxTokens -1", func() { openai.New(oai.NewClient(), "gpt-4.1", &openai.Options{MaxTokens: -1}) })
+	assert.PanicsWithValue(t, "openai: NewResponses: negative MaxTokens -2", func() {
+		openai.NewResponses(oai.NewClient(), "gpt-4.1", &openai.ResponsesOptions{MaxTokens: -2})
+	})
 }
 
 func TestNewCompatible(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"sync"
@@ -107,7 +108,8 @@ const responsesProvider = "openai-responses"
 //	client := oai.NewClient() // OPENAI_API_KEY from the environment
 //	p := openai.NewResponses(client, "gpt-5-mini", &openai.ResponsesOptions{ReasoningSummary: "auto"})
 //
-// opts may be nil for the defaults. NewResponses panics if model is empty.
+// opts may be nil for the defaults. NewResponses panics if model is empty
+// or opts.MaxTokens is negative.
 func NewResponses(client oai.Client, model string, opts *ResponsesOptions) *Responses {
 	if model == "" {
 		panic("openai: NewResponses: empty model name")
@@ -120,6 +122,9 @@ func NewResponses(client oai.Client, model string, opts *ResponsesOptions) *Resp
 			t := *opts.Temperature
 			r.opts.Temperature = &t
 		}
+	}
+	if r.opts.MaxTokens < 0 {
+		panic(fmt.Sprintf("openai: NewResponses: negative MaxTokens %d", r.opts.MaxTokens))
 	}
 	if r.opts.PreviousResponseID {
 		r.chain = &responseChain{ids: map[[32]byte]string{}}
