@@ -58,7 +58,7 @@ type HookOptions struct {
 	// Records receives the record of what was added (normally the agent's
 	// session store). Nil means nothing is recorded; a store that cannot
 	// keep records (not an agentrt.RecordStore) makes Hook panic rather
-	// than drop them silently.
+	// than drop them silently, as a negative Limit or MaxText does.
 	Records agentrt.SessionStore
 }
 
@@ -78,6 +78,9 @@ func Hook(s Store, scope string, opts *HookOptions) agentrt.Hooks {
 	var o HookOptions
 	if opts != nil {
 		o = *opts
+	}
+	if o.Limit < 0 || o.MaxText < 0 {
+		panic(fmt.Sprintf("memory: Hook: negative HookOptions.Limit (%d) or MaxText (%d)", o.Limit, o.MaxText))
 	}
 	if o.Limit == 0 {
 		o.Limit = 3

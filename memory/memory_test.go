@@ -384,6 +384,8 @@ func TestHookRefusesAStoreThatCannotKeepRecords(t *testing.T) {
 		})
 	assert.NotPanics(t, func() { memory.Hook(s, "u", &memory.HookOptions{Records: &agentrt.MemoryStore{}}) })
 	assert.NotPanics(t, func() { memory.Hook(s, "u", nil) })
+	assert.PanicsWithValue(t, "memory: Hook: negative HookOptions.Limit (-1) or MaxText (0)", func() { memory.Hook(s, "u", &memory.HookOptions{Limit: -1}) })
+	assert.PanicsWithValue(t, "memory: Hook: negative HookOptions.Limit (0) or MaxText (-5)", func() { memory.Hook(s, "u", &memory.HookOptions{MaxText: -5}) })
 }
 
 // BenchmarkQueryTerms: choosing the terms of a message is linear in its
