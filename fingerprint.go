@@ -2,6 +2,7 @@ package agentrt
 
 import (
 	"hash/crc32"
+	"slices"
 	"strconv"
 )
 
@@ -97,9 +98,9 @@ func (f *fingerprints) take(req *ModelRequest, view []Message, agent toolPrint) 
 	k := same(msgs, p.msgs)
 	f.from = k
 	if k == len(p.msgs) {
-		c.hashes = p.hashes[:k]
+		c.hashes = slices.Grow(p.hashes[:k], len(msgs)-k+8) // and the next turns'
 	} else {
-		c.hashes = append([]uint32(nil), p.hashes[:k]...)
+		c.hashes = append(make([]uint32, 0, len(msgs)), p.hashes[:k]...)
 	}
 	for i := k; i < len(msgs); i++ {
 		h := f.message(&msgs[i])

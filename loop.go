@@ -60,7 +60,7 @@ func (l *loop) init(p *prepared, sessionID string, output *outputSpec) {
 // unanswered, and the user's input, if any. It does not add them to the
 // history; the runtime appends each with add once it is stored.
 func (l *loop) begin(stored []Message, input string) (repairs []Message, user Message, hasUser bool, err error) {
-	l.history = stored
+	l.history = append(make([]Message, 0, len(stored)+8), stored...) // room for this run's first turns
 	for i := range stored {
 		for _, b := range stored[i].Blocks {
 			if b.Type == BlockToolUse {

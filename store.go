@@ -227,7 +227,8 @@ func (s *MemoryStore) create(id string) (*memSession, error) {
 		s.sessions = map[string]*memSession{}
 	}
 	now := s.now()
-	ss := &memSession{created: now, updated: now}
+	// Room for a first run's messages and records.
+	ss := &memSession{msgs: make([]Message, 0, 8), records: make([]Record, 0, 4), created: now, updated: now}
 	s.sessions[id] = ss
 	return ss, nil
 }

@@ -91,6 +91,9 @@ func (r *run) traceStart() {
 	}
 	t.on = true
 	t.start = time.Now()
+	// Room for a turn's record, the run's and a message's bytes to hash,
+	// so that they do not grow from nothing in every run.
+	t.buf, t.run, t.fp.buf = make([]byte, 0, 1024), make([]byte, 0, 1024), make([]byte, 0, 512)
 }
 
 // now returns the current time. Once the run has a start time, it is that
