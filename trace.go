@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,9 +92,9 @@ func (r *run) traceStart() {
 	}
 	t.on = true
 	t.start = time.Now()
-	// Room for a turn's record, the run's and a message's bytes to hash,
-	// so that they do not grow from nothing in every run.
-	t.buf, t.run, t.fp.buf = make([]byte, 0, 1024), make([]byte, 0, 1024), make([]byte, 0, 512)
+	// Room for a turn's record and a message's bytes to hash, so that they
+	// do not grow from nothing in every run.
+	t.buf, t.fp.buf = make([]byte, 0, 512), make([]byte, 0, 256)
 }
 
 // now returns the current time. Once the run has a start time, it is that
@@ -306,8 +307,8 @@ func (r *run) traceRun(o *outcome, done *Done) {
 		}
 		r.traceModelCall(nil, err, o.layer)
 	}
-	b := t.run[:0]                          // the run's record; the last turn's is still in t.buf
-	end := t.start.Add(time.Since(t.start)) // the monotonic clock only
+	b := slices.Grow(t.run[:0], 256+len(t.buf)) // the run's record; the last turn's is still in t.buf
+	end := t.start.Add(time.Since(t.start))     // the monotonic clock only
 	b = append(b, `{"start":`...)
 	b = t.appendTime(b, t.start)
 	b = append(b, `,"end":`...)
