@@ -260,7 +260,7 @@ func (a *Agent) prepareTools() *prepared {
 
 // checkSettings refuses a limit that would otherwise be dropped or
 // misread without a word: a negative count or duration, a cost budget
-// without prices, a loop guard that would stop before it warns.
+// without prices.
 func (a *Agent) checkSettings() error {
 	var bad []string
 	negative := func(name string, v int64) {
@@ -291,11 +291,6 @@ func (a *Agent) checkSettings() error {
 	}
 	if b.MaxCost > 0 && b.Prices == (Prices{}) {
 		bad = append(bad, "Budget.MaxCost is set but Budget.Prices is zero, so the cost cannot be counted")
-	}
-	if g := a.LoopGuard; !g.Disabled {
-		if warn, stop := g.limits(); warn > stop {
-			bad = append(bad, fmt.Sprintf("LoopGuard warns after %d repeats but stops after %d: the warning would never be given", warn, stop))
-		}
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalidAgent, strings.Join(bad, "; "))

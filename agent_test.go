@@ -675,9 +675,9 @@ func TestInvalidToolNameIsAnInvalidAgent(t *testing.T) {
 
 // TestSettingsThatCannotHoldAreRefused: a limit that the runtime would
 // otherwise drop or misread (a negative count or duration, a cost budget
-// without prices, a guard that stops before it warns) makes the Agent
-// invalid, reported by every Run with the field named and no planner
-// call; the same settings within range run.
+// without prices) makes the Agent invalid, reported by every Run with the
+// field named and no planner call; the same settings within range run,
+// and so does a loop guard that stops before its first warning.
 func TestSettingsThatCannotHoldAreRefused(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -690,7 +690,6 @@ func TestSettingsThatCannotHoldAreRefused(t *testing.T) {
 		{"negative ToolTimeout", func(a *agentrt.Agent) { a.ToolTimeout = -time.Second }, "ToolTimeout is"},
 		{"negative ContextTokens", func(a *agentrt.Agent) { a.ContextTokens = -1 }, "ContextTokens is -1"},
 		{"negative LoopGuard.Stop", func(a *agentrt.Agent) { a.LoopGuard.Stop = -1 }, "LoopGuard.Stop is -1"},
-		{"guard that stops before it warns", func(a *agentrt.Agent) { a.LoopGuard = agentrt.LoopGuard{Warn: 6} }, "warns after 6 repeats but stops after 5"},
 		{"negative Retry.MaxAttempts", func(a *agentrt.Agent) { a.Retry.MaxAttempts = -1 }, "Retry.MaxAttempts is -1"},
 		{"negative Retry.BaseDelay", func(a *agentrt.Agent) { a.Retry.BaseDelay = -time.Millisecond }, "Retry.BaseDelay is"},
 		{"negative Budget.MaxTokens", func(a *agentrt.Agent) { a.Budget.MaxTokens = -100 }, "Budget.MaxTokens is -100"},
@@ -721,7 +720,7 @@ func TestSettingsThatCannotHoldAreRefused(t *testing.T) {
 	}
 	t.Run("within range", func(t *testing.T) {
 		t.Parallel()
-		ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("hi")), MaxTurns: 3, LoopGuard: agentrt.LoopGuard{Warn: 5, Stop: 5},
+		ag := &agentrt.Agent{Planner: agenttest.Script(agenttest.Reply("hi")), MaxTurns: 3, LoopGuard: agentrt.LoopGuard{Stop: 2},
 			Budget: agentrt.Budget{MaxCost: 0.5, Prices: agentrt.Prices{Input: 1}}, Retry: agentrt.RetryPolicy{MaxAttempts: 1}}
 		_, err := agenttest.Collect(ag.Run(context.Background(), "s", "go"))
 		require.NoError(t, err)
