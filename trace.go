@@ -53,7 +53,7 @@ type tracer struct {
 	buf       []byte       // the record of the turn in progress
 	run       []byte       // the run's record, built at its end
 	sec       int64        // the Unix second of prefix, +1; 0 for none yet
-	prefix    [20]byte     // "YYYY-MM-DDThh:mm:ss."
+	prefix    [21]byte     // `"YYYY-MM-DDThh:mm:ss.`
 	off       bool         // the store keeps no records
 	on        bool         // the trace is written (the store keeps records)
 	open      bool         // a planner call is in progress
@@ -400,76 +400,25 @@ func (r *run) outcomeOf(c *call) string {
 	return outcomeDenied
 }
 
-// appendMinute appends "YYYY-MM-DDThh:mm:" of the Unix time sec (>= 0),
-// in UTC: the proleptic Gregorian date of its day (the civil-from-days
-// algorithm of Howard Hinnant), without time.Time.Format's generality.
-func appendMinute(b []byte, sec int64) []byte {
-	days := sec / 86400
-	rem := sec % 86400
-	z := days + 719468
-	era := z / 146097
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	y := yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	d := doy - (153*mp+2)/5 + 1
-	m := mp + 3
-	if m > 12 {
-		m -= 12
-	}
-	if m <= 2 {
-		y++
-	}
-	two := func(b []byte, v int64) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
-	b = append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-')
-	b = append(two(b, m), '-')
-	b = append(two(b, d), 'T')
-	b = append(two(b, rem/3600), ':')
-	return append(two(b, rem%3600/60), ':')
-}
-
 // appendTime appends tm as a JSON string, in RFC 3339 with nanoseconds,
-// UTC. The date and time to the second are formatted once a second.
+// UTC. The part up to the second is formatted once a second.
 func (t *tracer) appendTime(b []byte, tm time.Time) []byte {
-	sec := tm.Unix()
-	if sec < 0 {
-		b = append(b, '"')
-		b = tm.UTC().AppendFormat(b, time.RFC3339Nano)
-		return append(b, '"')
-	}
-	if sec+1 != t.sec {
+	tm = tm.UTC()
+	if sec := tm.Unix(); sec+1 != t.sec {
+		if p := tm.AppendFormat(t.prefix[:0], `"2006-01-02T15:04:05.`); len(p) != len(t.prefix) {
+			t.sec = 0 // a year of other than 4 digits (never from a clock): not kept
+			return tm.AppendFormat(b, `"2006-01-02T15:04:05.000000000Z"`)
+		}
 		t.sec = sec + 1
-		p := appendMinute(t.prefix[:0], sec)
-		s := sec % 60
-		_ = append(p, byte('0'+s/10), byte('0'+s%10), '.') // in t.prefix
 	}
-	ns := uint32(tm.Nanosecond())
-	var d [32]byte // '"', the prefix, 9 digits, 'Z', '"'
-	d[0] = '"'
-	copy(d[1:21], t.prefix[:])
-	for i := 29; i > 22; i -= 2 {
-		q := ns / 100
-		r := ns - q*100
-		d[i-1], d[i] = twoDigits[2*r], twoDigits[2*r+1]
-		ns = q
+	b = append(b, t.prefix[:]...)
+	b = append(b, `000000000Z"`...)
+	digits := b[len(b)-11 : len(b)-2]
+	for i, n := 8, tm.Nanosecond(); n > 0; i, n = i-1, n/10 {
+		digits[i] = byte('0' + n%10)
 	}
-	d[21] = byte('0' + ns) // ns < 10 here
-	d[30], d[31] = 'Z', '"'
-	return append(b, d[:]...)
+	return b
 }
-
-// twoDigits holds "00" to "99".
-const twoDigits = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"
 
 // appendMS appends d in milliseconds, to the microsecond.
 func appendMS(b []byte, d time.Duration) []byte {
