@@ -270,6 +270,10 @@ func TestDurableResumeAndErrors(t *testing.T) {
 	require.ErrorIs(t, err, agentrt.ErrNoPlanner)
 	_, err = durableloop.New(&agentrt.Agent{Planner: agenttest.Script(), Tools: []agentrt.Tool{nil}}, "s", nil)
 	require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
+	// A setting that cannot hold is refused here as by Run.
+	_, err = durableloop.New(&agentrt.Agent{Planner: agenttest.Script(), Budget: agentrt.Budget{MaxCost: 1}}, "s", nil)
+	require.ErrorIs(t, err, agentrt.ErrInvalidAgent)
+	assert.ErrorContains(t, err, "Budget.Prices is zero")
 
 	lp, err := durableloop.New(&agentrt.Agent{Planner: agenttest.Script()}, "s", nil)
 	require.NoError(t, err)

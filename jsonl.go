@@ -75,9 +75,10 @@ type JSONLOptions struct {
 	OnWarning func(error)
 
 	// MaxLineSize is the longest line, in bytes, the store writes or
-	// reads; 0 means 64 MiB, and a negative value is refused. A message whose line would be
-	// longer is refused by Append with [ErrLineTooLong]. Reading a session
-	// holds at most one line of this size in memory.
+	// reads; 0 means 64 MiB, and a negative value is refused. A message
+	// whose line would be longer is refused by Append with
+	// [ErrLineTooLong]. Reading a session holds at most one line of this
+	// size in memory.
 	MaxLineSize int
 
 	// Now, when set, replaces time.Now for the timestamps the store writes.

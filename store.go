@@ -214,7 +214,7 @@ type memSession struct {
 	updated time.Duration
 }
 
-// create returns the session id, which it creates if there is none; it
+// create returns the session named id, created if there is none; it
 // checks the id only then, since a session that exists has a valid one.
 func (s *MemoryStore) create(id string) (*memSession, error) {
 	if ss := s.sessions[id]; ss != nil {
