@@ -1,6 +1,8 @@
 package agentrt
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"hash/crc32"
 	"slices"
 	"strconv"
@@ -252,9 +254,7 @@ func (f *fingerprints) appendPrefix(b []byte) []byte {
 
 // appendHex appends h as 8 lowercase hex digits.
 func appendHex(b []byte, h uint32) []byte {
-	const digits = "0123456789abcdef"
-	for shift := 28; shift >= 0; shift -= 4 {
-		b = append(b, digits[h>>shift&0xf])
-	}
-	return b
+	var x [4]byte
+	binary.BigEndian.PutUint32(x[:], h)
+	return hex.AppendEncode(b, x[:])
 }

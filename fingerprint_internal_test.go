@@ -3,7 +3,16 @@ package agentrt
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
+
+func TestAppendHex(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "00000000", string(appendHex(nil, 0)))
+	assert.Equal(t, "x0a1b2c3d", string(appendHex([]byte("x"), 0x0a1b2c3d)))
+	assert.Equal(t, "ffffffff", string(appendHex(nil, 0xffffffff)))
+}
 
 // BenchmarkFingerprint is the fingerprint of one tool turn's request alone:
 // two new messages hashed and the record's "prefix" written.
