@@ -75,6 +75,9 @@
 //     (thought: true) → thinking blocks (Provider "gemini").
 //   - functionCall parts → tool_use blocks, the args re-encoded as a JSON
 //     object (keys sorted; no args is {}).
+//   - Parts the runtime has no block for (executableCode,
+//     codeExecutionResult, inlineData and fileData output) are left out,
+//     with their thought signatures.
 //   - finishReason: STOP → FinishStop, or FinishToolUse when the answer
 //     calls tools; MAX_TOKENS → FinishLength; SAFETY, RECITATION,
 //     BLOCKLIST, PROHIBITED_CONTENT, SPII and the image filters →

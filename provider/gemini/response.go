@@ -77,6 +77,10 @@ func (a *assembler) add(r *genai.GenerateContentResponse, onText func(string)) e
 				if err := a.addCall(part.FunctionCall, part.ThoughtSignature); err != nil {
 					return err
 				}
+			case !textual(part):
+				// Code execution, an image or a file in the answer: the
+				// runtime has no block for it, so it is left out, with its
+				// thought signature (which signs that part, not the text).
 			case part.Thought:
 				if a.open != nil {
 					return badResponse("a thought arrived in the middle of a streamed function call")
@@ -111,6 +115,15 @@ func (a *assembler) add(r *genai.GenerateContentResponse, onText func(string)) e
 		a.finish = cand.FinishReason
 	}
 	return nil
+}
+
+// textual reports whether p is a text or thought part, rather than one
+// that carries another kind of content (executableCode,
+// codeExecutionResult, inlineData, fileData...) with an empty text.
+func textual(p *genai.Part) bool {
+	return p.InlineData == nil && p.FileData == nil && p.ExecutableCode == nil &&
+		p.CodeExecutionResult == nil && p.FunctionResponse == nil &&
+		p.ToolCall == nil && p.ToolResponse == nil
 }
 
 func (a *assembler) flushText() {
