@@ -108,6 +108,10 @@
 // assembled per content block, and the message returned is the one the
 // non-streaming call would return. In a stream, usage is taken from
 // message_start and replaced by the cumulative counts of message_delta.
+// Blocks (and a stop reason) that message_start already holds are the
+// first blocks of the message. A repeated message_start of the same
+// message is ignored; the start of another message within the first is an
+// error.
 //
 // A stream must be complete: message_start, every content block stopped,
 // a stop_reason and message_stop. A stream that is cut off (mid tool call
@@ -131,8 +135,8 @@
 //     M maximum", "input length and `max_tokens` exceed context limit"),
 //     and 413 request_too_large → [agentrt.ErrContextLength];
 //   - other 4xx → [agentrt.ErrInvalidRequest];
-//   - an "error" event inside a stream is classified by its type (its
-//     StatusCode is 0).
+//   - an "error" event inside a stream, or an error body received with
+//     HTTP 200, is classified by its type (its StatusCode is 0).
 //
 // Retries happen in one place. An [agentrt.Agent] retries a retryable
 // ProviderError itself (Agent.Retry, 3 attempts by default, honouring
@@ -150,8 +154,12 @@
 //
 //   - Turning thinking on: there is no option for it; use ExtraFields
 //     ("thinking"). Thinking text is not streamed as an event.
-//   - Server tools (web search, code execution, ...) and their result
-//     blocks; citations; the Files API (file sources); 1-hour cache TTL;
+//   - Server tools (web search, code execution, MCP, tool search, ...)
+//     and their result blocks, and compaction blocks: they are left out of
+//     the message, so a later request does not send them back (the API
+//     accepts the turn without them; without its compaction block, the
+//     next request carries the whole history again);
+//     citations; the Files API (file sources); 1-hour cache TTL;
 //     strict tool schemas; stop_details; token counting
 //     (/v1/messages/count_tokens).
 package anthropic

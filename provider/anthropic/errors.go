@@ -80,6 +80,24 @@ func fromAPIError(e *sdk.Error) *agentrt.ProviderError {
 	return pe
 }
 
+// errorBody returns the error of a response body of type "error",
+// {"type":"error","error":{"type":…,"message":…}}, received with HTTP 200.
+func errorBody(raw string) *agentrt.ProviderError {
+	var body struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal([]byte(raw), &body)
+	pe := &agentrt.ProviderError{Provider: providerName, Code: body.Error.Type, Message: body.Error.Message}
+	if pe.Message == "" {
+		pe.Message = strings.TrimSpace(raw)
+	}
+	pe.Kind = errorKind(0, pe.Code, pe.Message)
+	return pe
+}
+
 // errorKind classifies an API error by its HTTP status (0 for an error
 // event inside a stream), its error type and its message.
 func errorKind(status int, typ, msg string) error {

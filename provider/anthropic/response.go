@@ -15,6 +15,12 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 	if msg == nil {
 		return nil, badResponse("empty response body", nil)
 	}
+	if msg.Type == "error" {
+		// An error body sent with a success status (by a proxy that
+		// rewrote the status): the error it holds, as an error event
+		// in a stream would give it.
+		return nil, errorBody(msg.RawJSON())
+	}
 	if msg.StopReason == "" {
 		// The API always sets stop_reason outside a stream; a body without
 		// it is not a complete message.

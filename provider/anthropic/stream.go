@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,6 +61,7 @@ func (p *Provider) generateStream(ctx context.Context, params sdk.MessageNewPara
 type accumulator struct {
 	started bool // message_start seen
 	stopped bool // message_stop seen
+	id      string
 	model   string
 	stop    sdk.StopReason
 	input   int64
@@ -88,34 +90,39 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 	switch ev.Type {
 	case "message_start":
 		if a.started {
+			if ev.Message.ID != "" && ev.Message.ID == a.id {
+				// The same message_start again (sent twice by a proxy):
+				// the first one counts.
+				return nil
+			}
 			return badResponse("second message_start in one stream", nil)
 		}
 		a.started = true
+		a.id = ev.Message.ID
 		a.model = string(ev.Message.Model)
+		a.stop = ev.Message.StopReason
 		u := ev.Message.Usage
 		a.input, a.output, a.cacheR, a.cacheW = u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens
 		a.think = u.OutputTokensDetails.ThinkingTokens
-	case "content_block_start":
-		if ev.Index != int64(len(a.blocks)) {
-			return badResponse(fmt.Sprintf("content_block_start for index %d, expected %d", ev.Index, len(a.blocks)), nil)
-		}
-		b := &streamBlock{typ: ev.ContentBlock.Type}
-		switch b.typ {
-		case "text":
-			b.text.WriteString(ev.ContentBlock.Text)
-		case "tool_use":
-			b.id, b.name = ev.ContentBlock.ID, ev.ContentBlock.Name
-			b.start = ev.ContentBlock.JSON.Input.Raw()
-			if b.id == "" || b.name == "" {
-				return badResponse(fmt.Sprintf("content block %d: tool_use without id or name", ev.Index), nil)
+		if len(ev.Message.Content) > 0 {
+			// The message can begin with complete blocks, and even its
+			// stop reason (vercel/ai has such a stream, of a turn resumed
+			// after code execution called a tool): blocks 0 to n-1.
+			var content []sdk.ContentBlockStartEventContentBlockUnion
+			if err := json.Unmarshal([]byte(ev.Message.JSON.Content.Raw()), &content); err != nil {
+				return badResponse("message_start: content", err)
 			}
-		case "thinking":
-			b.text.WriteString(ev.ContentBlock.Thinking)
-			b.sig = ev.ContentBlock.Signature
-		case "redacted_thinking":
-			b.sig = ev.ContentBlock.Data
+			for i, c := range content {
+				if err := a.begin(int64(i), c, onText); err != nil {
+					return err
+				}
+				a.blocks[i].done = true
+			}
 		}
-		a.blocks = append(a.blocks, b)
+	case "content_block_start":
+		if err := a.begin(ev.Index, ev.ContentBlock, onText); err != nil {
+			return err
+		}
 	case "content_block_delta":
 		b, err := a.open(ev.Index, ev.Type)
 		if err != nil {
@@ -180,6 +187,35 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		a.stopped = true
 	}
 	// Event types added to the API later are ignored.
+	return nil
+}
+
+// begin adds block index, as content_block_start (or the content of
+// message_start) gives it.
+func (a *accumulator) begin(index int64, c sdk.ContentBlockStartEventContentBlockUnion, onText func(string)) error {
+	if index != int64(len(a.blocks)) {
+		return badResponse(fmt.Sprintf("content_block_start for index %d, expected %d", index, len(a.blocks)), nil)
+	}
+	b := &streamBlock{typ: c.Type}
+	switch b.typ {
+	case "text":
+		b.text.WriteString(c.Text)
+		if onText != nil && c.Text != "" {
+			onText(c.Text)
+		}
+	case "tool_use":
+		b.id, b.name = c.ID, c.Name
+		b.start = c.JSON.Input.Raw()
+		if b.id == "" || b.name == "" {
+			return badResponse(fmt.Sprintf("content block %d: tool_use without id or name", index), nil)
+		}
+	case "thinking":
+		b.text.WriteString(c.Thinking)
+		b.sig = c.Signature
+	case "redacted_thinking":
+		b.sig = c.Data
+	}
+	a.blocks = append(a.blocks, b)
 	return nil
 }
 
