@@ -76,15 +76,19 @@
 //
 // Out of the reply:
 //
-//   - reasoning_content (OpenAI-compatible servers: DeepSeek, Z.ai, vLLM)
-//     becomes a thinking block (Provider "openai") before the text; it is
-//     not passed to OnText. OpenAI itself returns no reasoning text in
-//     Chat Completions.
-//   - Content becomes a text block; a refusal becomes a text block too,
-//     with FinishContentFilter; tool calls become tool_use blocks in order,
-//     their arguments kept as raw JSON ("" becomes {}; arguments that are
-//     not valid JSON are kept as a JSON string, so the tool reports the bad
-//     input to the model, and are sent back unchanged).
+//   - reasoning_content (OpenAI-compatible servers: DeepSeek, Z.ai, vLLM,
+//     xAI) or reasoning (Groq, Ollama, OpenRouter), and the "thinking"
+//     parts of a content that is a list of parts (Mistral), become a
+//     thinking block (Provider "openai") before the text; it is not passed
+//     to OnText. OpenAI itself returns no reasoning text in Chat
+//     Completions.
+//   - Content becomes a text block (the "text" parts of a list of parts);
+//     a refusal becomes a text block too, with FinishContentFilter; tool
+//     calls become tool_use blocks in order, their arguments kept as raw
+//     JSON ("" becomes {}; arguments that are not valid JSON are kept as a
+//     JSON string, so the tool reports the bad input to the model, and are
+//     sent back unchanged). The legacy function_call of older servers is
+//     a tool call too, with an id made up here.
 //   - Streaming: text and refusal deltas go to OnText as they arrive, on
 //     the calling goroutine; tool-call fragments are assembled by their
 //     index (a fragment with a new id at a used index starts a new call, as
@@ -170,7 +174,8 @@
 //
 // It is stateless by default: "store": false, and the session is the only
 // copy of the conversation. Each reasoning item comes back as a thinking
-// block (Provider "openai-responses", ID the item's id, Text its summary,
+// block (Provider "openai-responses", ID the item's id, Text its summary
+// or, from a server that shows the reasoning itself, its reasoning_text,
 // Signature its encrypted content, asked for with include
 // "reasoning.encrypted_content") and is sent back as a reasoning item with
 // the next requests, from the same process or from a session resumed

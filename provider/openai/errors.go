@@ -87,7 +87,7 @@ func eventError(se *ssestream.StreamError) error {
 	switch c := strings.ToLower(info.Code + " " + info.Type); {
 	case isContextLength(info):
 		kind = agentrt.ErrContextLength
-	case strings.Contains(c, "rate_limit"):
+	case strings.Contains(c, "rate_limit"), strings.Contains(c, "quota"):
 		kind = agentrt.ErrRateLimited
 	case strings.Contains(c, "server_error"), strings.Contains(c, "overloaded"), strings.Contains(c, "unavailable"):
 		kind = agentrt.ErrOverloaded

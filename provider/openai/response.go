@@ -45,24 +45,76 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		call.args.WriteString(tc.Function.Arguments)
 		calls = append(calls, call)
 	}
-	return p.build(reasoningOf(msg.JSON.ExtraFields), msg.Content, msg.Refusal, calls, choice.FinishReason, c.Usage, c.Model)
+	// The legacy function_call of older servers: one call, no id.
+	//lint:ignore SA1019 the field is deprecated because servers should not send it; some still do
+	if fc := msg.FunctionCall; fc.Name != "" && len(calls) == 0 {
+		call := &toolCall{name: fc.Name}
+		call.args.WriteString(fc.Arguments)
+		calls = append(calls, call)
+	}
+	text, thinking := contentOf(msg.Content, msg.JSON.Content)
+	return p.build(reasoningOf(msg.JSON.ExtraFields)+thinking, text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.Model)
 }
 
-// reasoningOf returns the "reasoning_content" that OpenAI-compatible
-// servers (DeepSeek, Z.ai, vLLM, ...) add to a message or a delta; "" if
-// there is none (OpenAI itself never returns reasoning text here).
+// reasoningOf returns the reasoning text that OpenAI-compatible servers
+// add to a message or a delta: "reasoning_content" (DeepSeek, Z.ai,
+// vLLM, ...) or "reasoning" (Groq, Ollama, OpenRouter, newer vLLM); "" if
+// there is none (OpenAI itself never returns reasoning text here). A
+// server that sends both sends the same text twice: the first is taken.
 func reasoningOf(extra map[string]respjson.Field) string {
 	// The SDK marks an unknown field invalid (it has no type to check it
 	// against) but keeps its raw JSON.
-	f, ok := extra["reasoning_content"]
-	if !ok {
-		return ""
+	for _, name := range []string{"reasoning_content", "reasoning"} {
+		f, ok := extra[name]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s // not null, not an object (OpenRouter's reasoning_details is another field)
+		}
 	}
-	var s string
-	if json.Unmarshal([]byte(f.Raw()), &s) != nil {
-		return "" // null, or not a string
+	return ""
+}
+
+// contentOf returns the text and the reasoning of a message's or a
+// delta's content. It is a string, except from Mistral's reasoning
+// models, which send a list of parts: "text" parts with their text, and
+// "thinking" parts whose "thinking" is a list of text parts. The SDK
+// keeps such a list as its raw JSON text in the string field.
+func contentOf(content string, f respjson.Field) (text, reasoning string) {
+	raw := strings.TrimSpace(f.Raw())
+	if !strings.HasPrefix(raw, "[") {
+		return content, ""
 	}
-	return s
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return content, ""
+	}
+	var t, r strings.Builder
+	for _, part := range parts {
+		switch part.Type {
+		case "text":
+			t.WriteString(part.Text)
+		case "thinking":
+			var texts []struct {
+				Text string `json:"text"`
+			}
+			var s string
+			if json.Unmarshal(part.Thinking, &texts) == nil {
+				for _, x := range texts {
+					r.WriteString(x.Text)
+				}
+			} else if json.Unmarshal(part.Thinking, &s) == nil {
+				r.WriteString(s)
+			}
+		}
+	}
+	return t.String(), r.String()
 }
 
 // stream makes a streaming call, hands each text delta to onText and
@@ -124,12 +176,11 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 			continue // only one choice is asked for
 		}
 		d := ch.Delta
-		if r := reasoningOf(d.JSON.ExtraFields); r != "" {
-			s.reasoning.WriteString(r)
-		}
-		if d.Content != "" {
-			s.text.WriteString(d.Content)
-			onText(d.Content)
+		text, thinking := contentOf(d.Content, d.JSON.Content)
+		s.reasoning.WriteString(reasoningOf(d.JSON.ExtraFields) + thinking)
+		if text != "" {
+			s.text.WriteString(text)
+			onText(text)
 		}
 		if d.Refusal != "" {
 			s.refusal.WriteString(d.Refusal)
@@ -137,6 +188,12 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 		}
 		for _, tc := range d.ToolCalls {
 			s.addToolCall(tc)
+		}
+		// The legacy function_call: one call, no id, at an index of its
+		// own.
+		//lint:ignore SA1019 as in Provider.response
+		if fc := d.FunctionCall; fc.Name != "" || fc.Arguments != "" {
+			s.addToolCall(oai.ChatCompletionChunkChoiceDeltaToolCall{Index: -1, Function: oai.ChatCompletionChunkChoiceDeltaToolCallFunction{Name: fc.Name, Arguments: fc.Arguments}})
 		}
 		if ch.FinishReason != "" {
 			s.finish = ch.FinishReason

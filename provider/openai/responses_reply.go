@@ -60,7 +60,8 @@ func (r *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 }
 
 // response maps a complete response: reasoning items to thinking blocks
-// (the summary as text, the encrypted content as Signature), message
+// (the summary, or else the reasoning_text, as text, the encrypted
+// content as Signature), message
 // text and refusals to text blocks, function calls to tool_use blocks, in
 // the order of the output.
 func (r *Responses) response(resp *responses.Response) (*agentrt.ModelResponse, error) {
@@ -79,6 +80,15 @@ func (r *Responses) response(resp *responses.Response) (*agentrt.ModelResponse, 
 			var texts []string
 			for _, s := range item.Summary {
 				texts = append(texts, s.Text)
+			}
+			if len(texts) == 0 {
+				// Servers that show the reasoning itself (LM Studio,
+				// vLLM, gpt-oss) send it as reasoning_text content.
+				for _, c := range item.Content {
+					if c.Type == "reasoning_text" {
+						texts = append(texts, c.Text)
+					}
+				}
 			}
 			b := agentrt.Block{Type: agentrt.BlockThinking, ID: item.ID, Text: strings.Join(texts, "\n\n"), Provider: responsesProvider}
 			if item.EncryptedContent != "" {
@@ -162,7 +172,7 @@ func failureKind(info errorInfo) error {
 	switch c := strings.ToLower(info.Code + " " + info.Type); {
 	case isContextLength(info):
 		return agentrt.ErrContextLength
-	case strings.Contains(c, "rate_limit"):
+	case strings.Contains(c, "rate_limit"), strings.Contains(c, "quota"):
 		return agentrt.ErrRateLimited
 	case strings.Contains(c, "server_error"), strings.Contains(c, "overloaded"), strings.Contains(c, "unavailable"):
 		return agentrt.ErrOverloaded
