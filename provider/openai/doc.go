@@ -104,8 +104,10 @@
 //   - Usage: prompt_tokens → InputTokens (they include the cached ones),
 //     completion_tokens → OutputTokens,
 //     completion_tokens_details.reasoning_tokens → ReasoningTokens,
-//     prompt_tokens_details.cached_tokens
-//     → CacheReadTokens, prompt_tokens_details.cache_write_tokens →
+//     prompt_tokens_details.cached_tokens (or DeepSeek's
+//     prompt_cache_hit_tokens, Moonshot's usage.cached_tokens, llama.cpp
+//     server's timings.cache_n) → CacheReadTokens,
+//     prompt_tokens_details.cache_write_tokens →
 //     CacheWriteTokens. The reported model name goes to ModelResponse.Model.
 //
 // # Errors and retries

@@ -53,7 +53,7 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		calls = append(calls, call)
 	}
 	text, thinking := contentOf(msg.Content, msg.JSON.Content)
-	return p.build(reasoningOf(msg.JSON.ExtraFields)+thinking, text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.Model)
+	return p.build(reasoningOf(msg.JSON.ExtraFields)+thinking, text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.JSON.ExtraFields["timings"], c.Model)
 }
 
 // reasoningOf returns the reasoning text that OpenAI-compatible servers
@@ -145,7 +145,7 @@ func (p *Provider) stream(ctx context.Context, params oai.ChatCompletionNewParam
 		}
 		return nil, badResponse(what, nil)
 	}
-	return p.build(acc.reasoning.String(), acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.model)
+	return p.build(acc.reasoning.String(), acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.timings, acc.model)
 }
 
 // streamState assembles a streamed answer: text and refusal deltas in
@@ -161,6 +161,7 @@ type streamState struct {
 	byIndex   map[int64]int // tool-call index → position in calls
 	finish    string
 	usage     oai.CompletionUsage
+	timings   respjson.Field // llama.cpp server's, next to usage
 }
 
 func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
@@ -170,6 +171,9 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 	}
 	if c.JSON.Usage.Valid() {
 		s.usage = c.Usage
+	}
+	if t, ok := c.JSON.ExtraFields["timings"]; ok {
+		s.timings = t
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
@@ -223,8 +227,9 @@ func (s *streamState) addToolCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall)
 	call.args.WriteString(tc.Function.Arguments)
 }
 
-// build makes the ModelResponse shared by both paths.
-func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, model string) (*agentrt.ModelResponse, error) {
+// build makes the ModelResponse shared by both paths. timings is the
+// "timings" field of the reply, if any (see cachedTokens).
+func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, timings respjson.Field, model string) (*agentrt.ModelResponse, error) {
 	var blocks []agentrt.Block
 	if reasoning != "" {
 		blocks = append(blocks, agentrt.Block{Type: agentrt.BlockThinking, Text: reasoning, Provider: providerName})
@@ -254,12 +259,37 @@ func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, fin
 			InputTokens:      int(usage.PromptTokens),
 			OutputTokens:     int(usage.CompletionTokens),
 			ReasoningTokens:  int(usage.CompletionTokensDetails.ReasoningTokens),
-			CacheReadTokens:  int(usage.PromptTokensDetails.CachedTokens),
+			CacheReadTokens:  cachedTokens(usage, timings),
 			CacheWriteTokens: int(usage.PromptTokensDetails.CacheWriteTokens),
 		},
 		Finish: finishReason(finish, len(calls) > 0, refusal != ""),
 		Model:  model,
 	}, nil
+}
+
+// cachedTokens returns the prompt tokens read from the cache: OpenAI's
+// usage.prompt_tokens_details.cached_tokens, or where other servers put
+// them: DeepSeek's usage.prompt_cache_hit_tokens, Moonshot's
+// usage.cached_tokens, and llama.cpp server's timings.cache_n (the prompt
+// tokens it reused; "timings" sits next to "usage", and prompt_tokens
+// counts them too).
+func cachedTokens(u oai.CompletionUsage, timings respjson.Field) int {
+	if n := u.PromptTokensDetails.CachedTokens; n > 0 {
+		return int(n)
+	}
+	for _, name := range []string{"prompt_cache_hit_tokens", "cached_tokens"} {
+		var n int
+		if f, ok := u.JSON.ExtraFields[name]; ok && json.Unmarshal([]byte(f.Raw()), &n) == nil && n > 0 {
+			return n
+		}
+	}
+	var t struct {
+		CacheN int `json:"cache_n"`
+	}
+	if json.Unmarshal([]byte(timings.Raw()), &t) == nil && t.CacheN > 0 {
+		return t.CacheN
+	}
+	return 0
 }
 
 // finishReason maps Chat Completions' finish_reason. Some compatible
