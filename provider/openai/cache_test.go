@@ -72,8 +72,9 @@ func TestPromptCacheKey(t *testing.T) {
 
 // The request shape of explicit caching, written from the API reference
 // (the openai-go v3.98.0 types and their docs: prompt_cache_options and
-// prompt_cache_breakpoint on content parts): fixtures/wire has no recorded
-// request with explicit caching. The breakpoints go on the system prompt,
+// prompt_cache_breakpoint on content parts): no request with explicit
+// caching was recorded; a recorded reply to one checks the options
+// (TestResponsesExplicitCacheRecorded). The breakpoints go on the system prompt,
 // the end of the session's messages (the tool results, not the recall
 // hook's trailing user message) and where the call before ended (the
 // user's message); every system, user and tool content is a list of parts.
@@ -164,4 +165,27 @@ func TestResponsesExplicitCacheRequest(t *testing.T) {
 		{"type":"function_call_output","call_id":"c2","output":[{"type":"input_text","text":"rain",`+bp+`}]},
 		{"role":"user","content":[{"type":"input_text","text":"[recalled] likes tea"}]}
 	]`, body["input"])
+}
+
+// A recorded reply of the Responses API to a request with explicit
+// caching (vercel/ai's issue-19921 fixture, gpt-5.6-sol): the API echoes
+// the prompt_cache_options it accepted, and ours are the same. The request
+// itself was not recorded, so the breakpoints on its parts are checked
+// against the API reference only (TestResponsesExplicitCacheRequest).
+func TestResponsesExplicitCacheRecorded(t *testing.T) {
+	t.Parallel()
+	recorded := rfixture(t, "explicit-cache.json")
+	srv := newReplay(t, reply{body: recorded})
+	p := srv.responses(&openai.ResponsesOptions{ExplicitCache: true, CacheTTL: "30m"})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{System: "Answer OK.", Messages: []agentrt.Message{agentrt.NewUserMessage("Say OK")}})
+	require.NoError(t, err)
+	var echoed struct {
+		Options json.RawMessage `json:"prompt_cache_options"`
+	}
+	require.NoError(t, json.Unmarshal(recorded, &echoed))
+	jsonEq(t, string(echoed.Options), srv.request(0).Body["prompt_cache_options"])
+	assert.Equal(t, []agentrt.Block{agentrt.TextBlock("OK")}, resp.Message.Blocks)
+	assert.Equal(t, agentrt.Usage{InputTokens: 41, OutputTokens: 5}, resp.Usage)
+	assert.Equal(t, "gpt-5.6-sol", resp.Model)
+	assert.Equal(t, agentrt.FinishStop, resp.Finish)
 }
