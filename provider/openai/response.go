@@ -161,7 +161,10 @@ type streamState struct {
 	byIndex   map[int64]int // tool-call index → position in calls
 	finish    string
 	usage     oai.CompletionUsage
-	timings   respjson.Field // llama.cpp server's, next to usage
+	// chunkUsage is set once a chunk carried usage next to its choices,
+	// which wins over usage inside a choice.
+	chunkUsage bool
+	timings    respjson.Field // llama.cpp server's, next to usage
 }
 
 func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
@@ -171,6 +174,7 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 	}
 	if c.JSON.Usage.Valid() {
 		s.usage = c.Usage
+		s.chunkUsage = true
 	}
 	if t, ok := c.JSON.ExtraFields["timings"]; ok {
 		s.timings = t
@@ -190,7 +194,12 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 			s.refusal.WriteString(d.Refusal)
 			onText(d.Refusal)
 		}
-		for _, tc := range d.ToolCalls {
+		for i, tc := range d.ToolCalls {
+			// Servers that send no index (Mistral, Moonshot) send the
+			// fragments of a delta in the order of the calls.
+			if !tc.JSON.Index.Valid() {
+				tc.Index = int64(i)
+			}
 			s.addToolCall(tc)
 		}
 		// The legacy function_call: one call, no id, at an index of its
@@ -201,6 +210,14 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 		}
 		if ch.FinishReason != "" {
 			s.finish = ch.FinishReason
+		}
+		// Moonshot puts the usage in the choice of the finish chunk; the
+		// chunk's own usage, if any, takes precedence.
+		if f, ok := ch.JSON.ExtraFields["usage"]; ok && !s.chunkUsage {
+			var u oai.CompletionUsage
+			if raw := f.Raw(); raw != "null" && json.Unmarshal([]byte(raw), &u) == nil {
+				s.usage = u
+			}
 		}
 	}
 }
