@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/agentrt/agentrt"
@@ -171,14 +172,24 @@ func (r *Responses) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agent
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.response(resp)
+	out, err := r.response(resp, req.Tools)
 	if err != nil {
 		return nil, err
 	}
-	if r.chain != nil {
+	if r.chain != nil && !expandedWrapper(resp, req.Tools) {
+		// A response whose "parallel" wrapper was expanded is not
+		// chained: the API knows the wrapper's call id, not ours.
 		r.chain.put(out.Message, resp.ID)
 	}
 	return out, nil
+}
+
+// expandedWrapper reports whether resp has a function call that
+// [parallelCalls] expands.
+func expandedWrapper(resp *responses.Response, tools []agentrt.ToolSpec) bool {
+	return slices.ContainsFunc(resp.Output, func(item responses.ResponseOutputItemUnion) bool {
+		return item.Type == "function_call" && parallelCalls(item.CallID, item.Name, item.Arguments.OfString, tools) != nil
+	})
 }
 
 // responseChain maps an assistant message this planner returned (by the

@@ -1,9 +1,12 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/agentrt/agentrt"
@@ -62,9 +65,12 @@ func (r *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 // response maps a complete response: reasoning items to thinking blocks
 // (the summary, or else the reasoning_text, as text, the encrypted
 // content as Signature), message
-// text and refusals to text blocks, function calls to tool_use blocks, in
-// the order of the output.
-func (r *Responses) response(resp *responses.Response) (*agentrt.ModelResponse, error) {
+// text and refusals to text blocks, function calls to tool_use blocks
+// (the calls of a "parallel" wrapper each to its own, see
+// [parallelCalls]), in the order of the output. tools are the tools
+// the request declared. Other items (server-side tool calls, MCP,
+// custom tool calls, compaction) are left out.
+func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec) (*agentrt.ModelResponse, error) {
 	if resp == nil {
 		return nil, badResponse("the reply is empty", nil)
 	}
@@ -116,6 +122,11 @@ func (r *Responses) response(resp *responses.Response) (*agentrt.ModelResponse, 
 			id := item.CallID
 			if id == "" {
 				id = newCallID()
+			}
+			if expanded := parallelCalls(id, item.Name, item.Arguments.OfString, tools); expanded != nil {
+				blocks = append(blocks, expanded...)
+				calls += len(expanded)
+				continue
 			}
 			blocks = append(blocks, agentrt.ToolUseBlock(id, item.Name, toolInput(item.Arguments.OfString)))
 			calls++
@@ -180,4 +191,38 @@ func failureKind(info errorInfo) error {
 		return agentrt.ErrInvalidRequest
 	}
 	return agentrt.ErrBadResponse
+}
+
+// parallelCalls expands the wrapper that OpenAI models sometimes emit as
+// a function call of its own, named "parallel", when they call several
+// tools at once:
+//
+//	{"tool_uses":[{"recipient_name":"functions.weather","parameters":{...}}, ...]}
+//
+// Each entry becomes a tool_use block named after its recipient, with the
+// id "<id>_<i>". It returns nil when the call is not such a wrapper, or
+// when the request declared a tool named "parallel".
+func parallelCalls(id, name, args string, tools []agentrt.ToolSpec) []agentrt.Block {
+	if name != "parallel" || slices.ContainsFunc(tools, func(t agentrt.ToolSpec) bool { return t.Name == name }) {
+		return nil
+	}
+	var wrapper struct {
+		ToolUses []struct {
+			RecipientName string          `json:"recipient_name"`
+			Parameters    json.RawMessage `json:"parameters"`
+		} `json:"tool_uses"`
+	}
+	if json.Unmarshal([]byte(args), &wrapper) != nil || len(wrapper.ToolUses) == 0 {
+		return nil
+	}
+	blocks := make([]agentrt.Block, 0, len(wrapper.ToolUses))
+	for i, use := range wrapper.ToolUses {
+		tool, ok := strings.CutPrefix(use.RecipientName, "functions.")
+		var input bytes.Buffer
+		if !ok || tool == "" || json.Compact(&input, use.Parameters) != nil || input.Bytes()[0] != '{' {
+			return nil
+		}
+		blocks = append(blocks, agentrt.ToolUseBlock(fmt.Sprintf("%s_%d", id, i), tool, input.Bytes()))
+	}
+	return blocks
 }
