@@ -102,7 +102,8 @@
 //     length → FinishLength, content_filter → FinishContentFilter, anything
 //     else → FinishOther.
 //   - Usage: prompt_tokens → InputTokens (they include the cached ones),
-//     completion_tokens → OutputTokens,
+//     completion_tokens → OutputTokens (plus reasoning_tokens where, as
+//     from xAI, total_tokens shows they were counted apart),
 //     completion_tokens_details.reasoning_tokens → ReasoningTokens,
 //     prompt_tokens_details.cached_tokens (or DeepSeek's
 //     prompt_cache_hit_tokens, Moonshot's usage.cached_tokens, llama.cpp

@@ -92,7 +92,7 @@ func TestRecordedChatCompletionsMore(t *testing.T) {
 			// (total_tokens is the sum of the three); they are mapped as sent.
 			name: "xai reasoning and a tool call streamed", file: "vercel2/compat-xai-reasoning-tool-call-stream.sse", stream: true,
 			blocks: []wantBlock{thinking("First, the user is"), toolUse("call_55117580", "weather", weatherSF)},
-			usage:  agentrt.Usage{InputTokens: 291, OutputTokens: 26, ReasoningTokens: 196, CacheReadTokens: 290}, finish: agentrt.FinishToolUse, model: "grok-3-mini",
+			usage:  agentrt.Usage{InputTokens: 291, OutputTokens: 26 + 196, ReasoningTokens: 196, CacheReadTokens: 290}, finish: agentrt.FinishToolUse, model: "grok-3-mini",
 		},
 		{
 			// "reasoning" (not reasoning_content), text and a tool call.

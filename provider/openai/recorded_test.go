@@ -193,7 +193,7 @@ func TestRecordedChatCompletions(t *testing.T) {
 				long(thinking("First, the user is asking about the weather in San"), `{"location": "San Francisco"}}</function_call>`, 1194),
 				toolUse("call_46427107", "weather", weatherSF),
 			},
-			usage: agentrt.Usage{InputTokens: 307, OutputTokens: 26, ReasoningTokens: 255, CacheReadTokens: 244}, finish: agentrt.FinishToolUse, model: "grok-3-mini",
+			usage: agentrt.Usage{InputTokens: 307, OutputTokens: 26 + 255, ReasoningTokens: 255, CacheReadTokens: 244}, finish: agentrt.FinishToolUse, model: "grok-3-mini",
 		},
 		{
 			// Usage comes on the finish chunk; the call's arguments in 11 fragments.

@@ -274,7 +274,7 @@ func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, fin
 		Message: agentrt.NewAssistantMessage(blocks...),
 		Usage: agentrt.Usage{
 			InputTokens:      int(usage.PromptTokens),
-			OutputTokens:     int(usage.CompletionTokens),
+			OutputTokens:     outputTokens(usage),
 			ReasoningTokens:  int(usage.CompletionTokensDetails.ReasoningTokens),
 			CacheReadTokens:  cachedTokens(usage, timings),
 			CacheWriteTokens: int(usage.PromptTokensDetails.CacheWriteTokens),
@@ -282,6 +282,17 @@ func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, fin
 		Finish: finishReason(finish, len(calls) > 0, refusal != ""),
 		Model:  model,
 	}, nil
+}
+
+// outputTokens returns the generated tokens, reasoning included. OpenAI
+// counts reasoning tokens in completion_tokens; xAI counts them apart,
+// which its total_tokens shows (prompt + completion + reasoning).
+func outputTokens(u oai.CompletionUsage) int {
+	out, reasoning := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
+	if reasoning > 0 && u.TotalTokens == u.PromptTokens+out+reasoning {
+		out += reasoning
+	}
+	return int(out)
 }
 
 // cachedTokens returns the prompt tokens read from the cache: OpenAI's
