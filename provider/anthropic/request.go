@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -185,8 +186,8 @@ func sessionEnd(msgs []agentrt.Message) int {
 // into one message, as the API expects (a first message of the role of
 // out's last one too): all tool results of an assistant turn go back
 // together in the next user message, followed by any user text. Empty
-// texts and empty assistant messages are left out (the API refuses empty
-// text blocks and empty content).
+// texts, an assistant's or tool result's text of whitespace alone, and
+// empty assistant messages are left out (the API refuses them).
 func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([]sdk.MessageParam, error) {
 	add := func(user bool, blocks ...sdk.ContentBlockParamUnion) {
 		if len(blocks) == 0 {
@@ -235,7 +236,10 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 				blocks = append(blocks, carried(b.Signature)...)
 				switch b.Type {
 				case agentrt.BlockText:
-					if b.Text != "" {
+					// The API refuses a text of whitespace alone (a
+					// message whose only text is " " beside the server
+					// tool calls left out): it goes, as an empty one.
+					if strings.TrimSpace(b.Text) != "" {
 						blocks = append(blocks, sdk.NewTextBlock(b.Text))
 					}
 				case agentrt.BlockToolUse:
@@ -255,7 +259,7 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 			add(false, blocks...)
 		case agentrt.RoleTool:
 			result := &sdk.ToolResultBlockParam{ToolUseID: m.ToolUseID}
-			if m.Content != "" {
+			if strings.TrimSpace(m.Content) != "" { // as for an assistant's text
 				result.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Content}}}
 			}
 			for j, b := range m.Blocks {

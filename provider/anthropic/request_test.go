@@ -80,6 +80,33 @@ func TestMessagesMerged(t *testing.T) {
 	]`, jsonOf(t, r.only().json(t)["messages"]))
 }
 
+// The API refuses a text block of whitespace alone ("text content blocks
+// must contain non-whitespace text"), which an answer can leave once its
+// server tool calls are left out: an assistant's or a tool result's goes.
+func TestWhitespaceTextLeftOut(t *testing.T) {
+	t.Parallel()
+	r := newReplay(t, jsonReply(fixture(t, "text.json")))
+	_, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
+		Messages: []agentrt.Message{
+			agentrt.NewUserMessage("search"),
+			agentrt.NewAssistantMessage(agentrt.TextBlock(" "), agentrt.TextBlock("Found it."), agentrt.TextBlock("\n\n")),
+			agentrt.NewUserMessage("and?"),
+			agentrt.NewAssistantMessage(agentrt.TextBlock("\n"), agentrt.ToolUseBlock("t1", "ls", json.RawMessage(`{}`))),
+			agentrt.NewToolMessage("t1", " \n", false),
+			agentrt.NewAssistantMessage(agentrt.TextBlock(" ")),
+			agentrt.NewUserMessage("ok"),
+		},
+	})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[
+		{"role":"user","content":[{"type":"text","text":"search"}]},
+		{"role":"assistant","content":[{"type":"text","text":"Found it."}]},
+		{"role":"user","content":[{"type":"text","text":"and?"}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ls","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"},{"type":"text","text":"ok"}]}
+	]`, jsonOf(t, r.only().json(t)["messages"]))
+}
+
 func TestMaxTokensAndOptions(t *testing.T) {
 	t.Parallel()
 	temp := 0.25
