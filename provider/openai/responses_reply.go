@@ -16,14 +16,17 @@ import (
 
 // stream makes a streaming call, hands each text and refusal delta to
 // onText, and returns the response that the stream's last event
-// (response.completed or response.incomplete) carries whole.
+// (response.completed, response.incomplete or response.failed) carries
+// whole. Reading stops at that event: what a server sends after it
+// (another response, as in recordings of several calls) is not this
+// response's.
 func (r *Responses) stream(ctx context.Context, params responses.ResponseNewParams, onText func(string), raw **http.Response, ropts []option.RequestOption) (*responses.Response, error) {
 	st := r.client.Responses.NewStreaming(ctx, params, ropts...)
 	defer st.Close()
 	events := 0
 	var final *responses.Response
 	var items []responses.ResponseOutputItemUnion // from output_item.done, in case the last event has no output
-	for st.Next() {
+	for final == nil && st.Next() {
 		events++
 		ev := st.Current()
 		switch ev.Type {
