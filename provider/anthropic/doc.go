@@ -47,6 +47,10 @@
 //   - Empty texts and empty assistant messages are left out (the API
 //     refuses them). A tool_use input that is not a JSON object (only
 //     possible in a session written by another provider) is sent as {}.
+//     A conversation that ends with an assistant message (continuing a
+//     turn paused with pause_turn) has that message's trailing thinking
+//     left out and the whitespace at the end of its text trimmed, which
+//     the API refuses there.
 //   - ModelRequest.Tools → custom tools: name, description, and the input
 //     schema unchanged (compacted). The Messages API takes JSON Schema as it
 //     is, so nested structs, slices of structs, enums, optional pointers and

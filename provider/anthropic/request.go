@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -35,6 +36,7 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 	if err != nil {
 		return params, err
 	}
+	msgs = trimFinalAssistant(msgs) // only the session's part can end with one
 	stable := position{msg: len(msgs) - 1}
 	if stable.msg >= 0 {
 		stable.blocks = len(content(msgs[stable.msg]))
@@ -288,6 +290,42 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 		}
 	}
 	return out, nil
+}
+
+// trimFinalAssistant fixes a conversation that ends with an assistant
+// message (a prefill, or a turn the API paused with pause_turn, sent back
+// to continue it). The API refuses such a message when its last block is
+// thinking ("The final block in an assistant message cannot be
+// `thinking`") or its content ends with whitespace ("final assistant
+// content cannot end with trailing whitespace"): trailing thinking is left
+// out, the whitespace at the end of its last text trimmed, and a message
+// left empty goes.
+func trimFinalAssistant(msgs []sdk.MessageParam) []sdk.MessageParam {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].OfAssistant == nil {
+		return msgs
+	}
+	blocks := msgs[n-1].OfAssistant.Content
+trim:
+	for len(blocks) > 0 {
+		last := blocks[len(blocks)-1]
+		switch {
+		case last.OfThinking != nil, last.OfRedactedThinking != nil:
+		case last.OfText != nil:
+			last.OfText.Text = strings.TrimRightFunc(last.OfText.Text, unicode.IsSpace)
+			if last.OfText.Text != "" {
+				break trim
+			}
+		default:
+			break trim
+		}
+		blocks = blocks[:len(blocks)-1]
+	}
+	if len(blocks) == 0 {
+		return msgs[:n-1]
+	}
+	msgs[n-1].OfAssistant.Content = blocks
+	return msgs
 }
 
 // contentBlock maps a block of a user message or tool result: text, an
