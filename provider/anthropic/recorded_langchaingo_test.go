@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
@@ -26,6 +29,7 @@ func TestLangchaingoAnswers(t *testing.T) {
 		return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
 	}
 	const sonnet = "claude-sonnet-4-5-20250929"
+	const haiku = "claude-haiku-4-5-20251001"
 	tests := []struct {
 		file   string // in testdata/langchaingo; a .sse file is streamed
 		blocks func(t *testing.T, file string) []agentrt.Block
@@ -199,6 +203,109 @@ func TestLangchaingoAnswers(t *testing.T) {
 			finish: agentrt.FinishToolUse, model: sonnet,
 			sent: `[{"type":"tool_use","id":"toolu_019DHu8vHnnTfwnzfCP6RnN9","name":"get_weather","input":{"location":"London, UK"}}]`,
 		},
+		{
+			// A tool call with a "caller" (direct), which does not go back.
+			file: "tool-call.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{use("toolu_01FMmo5afixJM2KfHR2p7qnU", "getCurrentWeather", `{"location":"Boston, MA"}`)}
+			},
+			usage: agentrt.Usage{InputTokens: 604, OutputTokens: 56}, finish: agentrt.FinishToolUse, model: haiku,
+			sent: `[{"type":"tool_use","id":"toolu_01FMmo5afixJM2KfHR2p7qnU","name":"getCurrentWeather","input":{"location":"Boston, MA"}}]`,
+		},
+		{
+			file: "tool-result-followup.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("The current weather in Boston, MA is **72°F and sunny**. It's a nice day!")}
+			},
+			usage: agentrt.Usage{InputTokens: 680, OutputTokens: 25}, finish: agentrt.FinishStop, model: haiku,
+		},
+		{
+			// Streamed: text in 3 deltas, then a call whose input comes in
+			// 8 chunks (the first empty) and a call without arguments
+			// whose only chunk is empty.
+			file: "text-two-tool-calls-stream.sse",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{
+					agentrt.TextBlock("I'll calculate the tip and get the waiter's name for you."),
+					use("toolu_01UhMrWkCgWyQ9rMPESVvW7Q", "calculateTip", `{"billAmount":50,"tipPercentage":15}`),
+					use("toolu_01TegCH28tEiPxz2ecyuYFh9", "getWaiterName", `{}`),
+				}
+			},
+			usage: agentrt.Usage{InputTokens: 679, OutputTokens: 111}, finish: agentrt.FinishToolUse, model: sonnet,
+			sent: `[{"type":"text","text":"I'll calculate the tip and get the waiter's name for you."},` +
+				`{"type":"tool_use","id":"toolu_01UhMrWkCgWyQ9rMPESVvW7Q","name":"calculateTip","input":{"billAmount":50,"tipPercentage":15}},` +
+				`{"type":"tool_use","id":"toolu_01TegCH28tEiPxz2ecyuYFh9","name":"getWaiterName","input":{}}]`,
+		},
+		{
+			// Thinking disabled: thinking_tokens 0, no thinking block.
+			file: "thinking-disabled.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("ready")}
+			},
+			usage: agentrt.Usage{InputTokens: 16, OutputTokens: 4}, finish: agentrt.FinishStop, model: "claude-sonnet-5",
+		},
+		{
+			file: "structured-output-array.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock(`{"planets":["Mercury","Venus","Earth"]}`)}
+			},
+			usage: agentrt.Usage{InputTokens: 173, OutputTokens: 14}, finish: agentrt.FinishStop, model: sonnet,
+		},
+		{
+			// cache_creation.ephemeral_1h_input_tokens 6001: a write with
+			// a 1-hour TTL counts as a cache write like any other.
+			file: "ttl-cache-1.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("Hello! 👋 How can I help you today?")}
+			},
+			usage:  agentrt.Usage{InputTokens: 7 + 6001, OutputTokens: 16, CacheWriteTokens: 6001},
+			finish: agentrt.FinishStop, model: haiku,
+		},
+		{
+			file: "ttl-cache-2.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("Hello! 👋 How can I help you today?")}
+			},
+			usage:  agentrt.Usage{InputTokens: 7 + 6001, OutputTokens: 16, CacheReadTokens: 6001},
+			finish: agentrt.FinishStop, model: haiku,
+		},
+		{
+			// cache_creation.ephemeral_5m_input_tokens 10001.
+			file: "explicit-cache-1.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("Hello! 👋 How can I help you today?")}
+			},
+			usage:  agentrt.Usage{InputTokens: 7 + 10001, OutputTokens: 16, CacheWriteTokens: 10001},
+			finish: agentrt.FinishStop, model: haiku,
+		},
+		{
+			file: "explicit-cache-2.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("Hello! 👋\n\nHow can I help you today?")}
+			},
+			usage:  agentrt.Usage{InputTokens: 7 + 10001, OutputTokens: 16, CacheReadTokens: 10001},
+			finish: agentrt.FinishStop, model: haiku,
+		},
+		{
+			// The tools cached, the 332 tokens of the message not.
+			file: "tools-cache-1.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("I'd be happy to help you with the weather! However, I need to know which location you're interested in. " +
+					"Could you please tell me:\n\n1. What city and state (e.g., San Francisco, CA) or city and country (e.g., London, UK) would you like the weather for?\n" +
+					"2. Would you prefer the temperature in Celsius or Fahrenheit?")}
+			},
+			usage:  agentrt.Usage{InputTokens: 332 + 1546, OutputTokens: 86, CacheWriteTokens: 1546},
+			finish: agentrt.FinishStop, model: sonnet,
+		},
+		{
+			file: "tools-cache-2.response.json",
+			blocks: func(*testing.T, string) []agentrt.Block {
+				return []agentrt.Block{agentrt.TextBlock("I'd be happy to help you with the weather! However, I need to know which location you're interested in. " +
+					"Could you please provide a city and state (e.g., San Francisco, CA) or city and country (e.g., London, UK)?")}
+			},
+			usage:  agentrt.Usage{InputTokens: 332 + 1546, OutputTokens: 58, CacheReadTokens: 1546},
+			finish: agentrt.FinishStop, model: sonnet,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -262,7 +369,8 @@ type lcTurn struct {
 	reply   string // the answer, in testdata/langchaingo; a .sse file is streamed
 	request string // the request the recording client sent for it
 	// then returns the messages that follow the answer in the next turn.
-	then func(resp *agentrt.ModelResponse) []agentrt.Message
+	then  func(resp *agentrt.ModelResponse) []agentrt.Message
+	usage agentrt.Usage // the answer's, checked when set
 }
 
 // results answers each tool call of resp with the result given by name.
@@ -273,6 +381,13 @@ func results(byName map[string]string) func(*agentrt.ModelResponse) []agentrt.Me
 			out = append(out, agentrt.NewToolMessage(u.ID, byName[u.Name], false))
 		}
 		return out
+	}
+}
+
+// next returns the user's next message.
+func next(text string) func(*agentrt.ModelResponse) []agentrt.Message {
+	return func(*agentrt.ModelResponse) []agentrt.Message {
+		return []agentrt.Message{agentrt.NewUserMessage(text)}
 	}
 }
 
@@ -408,6 +523,74 @@ func TestLangchaingoConversations(t *testing.T) {
 				{reply: "tool-results-cache-3-stream.sse", request: "tool-results-cache-3.request.json"},
 			},
 		},
+		{
+			// Three plain turns under one cached system prompt: the first
+			// writes it, each next one reads the prefix the one before
+			// wrote and writes its own new messages (23 tokens).
+			name: "conversation with caching", model: "claude-sonnet-4-5",
+			req: agentrt.ModelRequest{
+				System:    "ConvTest-v1 " + strings.Repeat("You are a helpful assistant with extensive knowledge. ", 200),
+				Messages:  []agentrt.Message{agentrt.NewUserMessage("What is 2+2?")},
+				MaxTokens: 100,
+			},
+			turns: []lcTurn{
+				{reply: "conversation-cache-1.response.json", request: "conversation-cache-1.request.json",
+					then: next("What is 3+3?"), usage: agentrt.Usage{InputTokens: 3 + 1819, OutputTokens: 13, CacheWriteTokens: 1819}},
+				{reply: "conversation-cache-2.response.json", request: "conversation-cache-2.request.json",
+					then:  next("What is 5+5?"),
+					usage: agentrt.Usage{InputTokens: 3 + 23 + 1819, OutputTokens: 13, CacheReadTokens: 1819, CacheWriteTokens: 23}},
+				{reply: "conversation-cache-3.response.json", request: "conversation-cache-3.request.json",
+					usage: agentrt.Usage{InputTokens: 3 + 23 + 1842, OutputTokens: 13, CacheReadTokens: 1842, CacheWriteTokens: 23}},
+			},
+			last: "5 + 5 = 10",
+		},
+		{
+			// A call and its result (a string that is not JSON), the
+			// call's "caller" left out when it goes back.
+			name: "tool call and result", model: "claude-haiku-4-5",
+			req: agentrt.ModelRequest{
+				Messages: []agentrt.Message{agentrt.NewUserMessage("What is the weather in Boston?")},
+				Tools: []agentrt.ToolSpec{{Name: "getCurrentWeather", Description: "Get the current weather in a given location",
+					InputSchema: json.RawMessage(`{"properties":{"location":{"description":"The city and state, e.g. San Francisco, CA","type":"string"},` +
+						`"unit":{"enum":["fahrenheit","celsius"],"type":"string"}},"required":["location"],"type":"object"}`)}},
+				MaxTokens: 16384,
+			},
+			turns: []lcTurn{
+				{reply: "tool-call.response.json", request: "tool-call.request.json",
+					then: results(map[string]string{"getCurrentWeather": `{"Boston","72 and sunny"}`})},
+				{reply: "tool-result-followup.response.json", request: "tool-result-followup.request.json"},
+			},
+			last: "The current weather in Boston, MA is **72°F and sunny**. It's a nice day!",
+		},
+		{
+			// Streamed; the prompt's < and > escaped as \u003c and \u003e
+			// by the recording client; a tool without parameters.
+			name: "streamed text and two tool calls", model: "claude-sonnet-4-5",
+			req: agentrt.ModelRequest{
+				Messages: []agentrt.Message{agentrt.NewUserMessage("Calculate a 15% tip on a $50 bill and tell me who is the waiter " +
+					"in the format: '<waiterName> should get a tip of <tipAmount>'")},
+				Tools: []agentrt.ToolSpec{
+					{Name: "calculateTip", Description: "Calculate tip amount based on bill total and percentage",
+						InputSchema: json.RawMessage(`{"properties":{"billAmount":{"description":"The total bill amount","type":"number"},` +
+							`"tipPercentage":{"description":"The tip percentage","type":"number"}},"required":["billAmount","tipPercentage"],"type":"object"}`)},
+					{Name: "getWaiterName", Description: "Get the name of the waiter", InputSchema: json.RawMessage(`{"properties":{},"type":"object"}`)},
+				},
+				MaxTokens: 16384,
+			},
+			turns: []lcTurn{{reply: "text-two-tool-calls-stream.sse", request: "text-two-tool-calls-stream.request.json"}},
+			last:  "I'll calculate the tip and get the waiter's name for you.",
+		},
+		{
+			// Thinking turned off through ExtraFields.
+			name: "thinking disabled", model: "claude-sonnet-5",
+			opts: &Options{MaxRetries: -1, ExtraFields: map[string]any{"thinking": map[string]any{"type": "disabled"}}},
+			req: agentrt.ModelRequest{
+				Messages:  []agentrt.Message{agentrt.NewUserMessage("Reply with just the word: ready")},
+				MaxTokens: 64,
+			},
+			turns: []lcTurn{{reply: "thinking-disabled.response.json", request: "thinking-disabled.request.json"}},
+			last:  "ready",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -437,6 +620,9 @@ func TestLangchaingoConversations(t *testing.T) {
 				require.NoError(t, err, "turn %d", i+1)
 				if stream {
 					require.Equal(t, resp.Message.Text(), deltas.String(), "turn %d: OnText", i+1)
+				}
+				if turn.usage != (agentrt.Usage{}) {
+					require.Equal(t, turn.usage, resp.Usage, "turn %d: usage", i+1)
 				}
 
 				reqs := r.requests()
@@ -525,23 +711,261 @@ func checkBreakpoints(t *testing.T, body []byte) {
 	require.Contains(t, marks, fmt.Sprintf("messages[%d].content[%d]", last, len(req.Messages[last].Content)-1))
 }
 
-// The recorded structured-output call: the adapter sends the schema the
-// API accepted (additionalProperties false added by the SDK's
-// transformation) as output_config.format, and the JSON answer is text.
+// The recorded structured-output calls, with an object schema and with an
+// array inside one: the adapter sends the schema the API accepted
+// (additionalProperties false added by the SDK's transformation) as
+// output_config.format, and the JSON answer is text.
 func TestLangchaingoStructuredOutput(t *testing.T) {
 	t.Parallel()
-	r := newReplay(t, jsonReply(fixture(t, "langchaingo/structured-output-object.response.json")))
-	p := r.provider("claude-sonnet-4-5", &Options{MaxRetries: -1, NoCache: true})
-	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
-		Messages:       []agentrt.Message{agentrt.NewUserMessage("What is the capital of France?")},
-		MaxTokens:      256,
-		ResponseSchema: json.RawMessage(`{"type":"object","properties":{"country":{"type":"string"},"capital":{"type":"string"}},"required":["country","capital"]}`),
-	})
-	require.NoError(t, err)
-	require.Equal(t, `{"country":"France","capital":"Paris"}`, resp.Message.Text())
-	require.Equal(t, agentrt.Usage{InputTokens: 176, OutputTokens: 12}, resp.Usage)
-	require.Equal(t, agentrt.FinishStop, resp.Finish)
+	tests := []struct {
+		name, prompt, schema string
+		file                 string // the request and response, in testdata/langchaingo
+		text                 string
+		usage                agentrt.Usage
+	}{
+		{
+			name: "object", prompt: "What is the capital of France?", file: "structured-output-object",
+			schema: `{"type":"object","properties":{"country":{"type":"string"},"capital":{"type":"string"}},"required":["country","capital"]}`,
+			text:   `{"country":"France","capital":"Paris"}`, usage: agentrt.Usage{InputTokens: 176, OutputTokens: 12},
+		},
+		{
+			name: "array", prompt: "List the first three planets from the sun.", file: "structured-output-array",
+			schema: `{"type":"object","properties":{"planets":{"type":"array","items":{"type":"string"}}},"required":["planets"]}`,
+			text:   `{"planets":["Mercury","Venus","Earth"]}`, usage: agentrt.Usage{InputTokens: 173, OutputTokens: 14},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newReplay(t, jsonReply(fixture(t, "langchaingo/"+tt.file+".response.json")))
+			p := r.provider("claude-sonnet-4-5", &Options{MaxRetries: -1, NoCache: true})
+			resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
+				Messages:       []agentrt.Message{agentrt.NewUserMessage(tt.prompt)},
+				MaxTokens:      256,
+				ResponseSchema: json.RawMessage(tt.schema),
+			})
+			require.NoError(t, err)
+			require.Equal(t, tt.text, resp.Message.Text())
+			require.Equal(t, tt.usage, resp.Usage)
+			require.Equal(t, agentrt.FinishStop, resp.Finish)
 
-	got, want := r.only().raw(t), fixtureJSON(t, "langchaingo/structured-output-object.request.json")
-	require.JSONEq(t, jsonOf(t, want), jsonOf(t, got), "with NoCache, the whole body is the recorded one")
+			got, want := r.only().raw(t), fixtureJSON(t, "langchaingo/"+tt.file+".request.json")
+			require.JSONEq(t, jsonOf(t, want), jsonOf(t, got), "with NoCache, the whole body is the recorded one")
+		})
+	}
+}
+
+// The recorded 429 of the API: a rate_limit_error with
+// x-should-retry: true and no Retry-After. The request went with a beta
+// header, which the adapter has no option for: it is set on the client
+// (option.WithHeader), and reaches the API with the adapter's request.
+// The recording client sent "temperature": 0, as Options.Temperature
+// does, and the user's text as a string, which the adapter sends as a
+// list of one text block.
+func TestLangchaingoRateLimited(t *testing.T) {
+	t.Parallel()
+	r := newReplay(t, errorReply(http.StatusTooManyRequests, string(fixture(t, "langchaingo/rate-limit-429.response.json")),
+		"X-Should-Retry", "true", "Request-Id", "req_011CPg15DzD4eqU5RwJ2ReXS"))
+	client := sdk.NewClient(option.WithBaseURL(r.srv.URL), option.WithAPIKey("test-api-key"), option.WithHTTPClient(r.srv.Client()),
+		option.WithHeader("anthropic-beta", "tools-2024-05-16"))
+	zero := 0.0
+	p := New(client, "claude-3-opus-20240229", &Options{MaxRetries: -1, NoCache: true, Temperature: &zero})
+	_, err := p.Plan(context.Background(), &agentrt.ModelRequest{
+		Messages: []agentrt.Message{agentrt.NewUserMessage("What's the weather like?")},
+		Tools: []agentrt.ToolSpec{{Name: "get_weather", Description: "Get the weather for a location",
+			InputSchema: json.RawMessage(`{"properties":{"location":{"description":"The location to get weather for","type":"string"}},"required":["location"],"type":"object"}`)}},
+		MaxTokens: 100,
+	})
+	var pe *agentrt.ProviderError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorIs(t, err, agentrt.ErrRateLimited)
+	require.Equal(t, http.StatusTooManyRequests, pe.StatusCode)
+	require.Equal(t, "rate_limit_error", pe.Code)
+	require.Equal(t, "Number of concurrent connections has exceeded your rate limit. Please try again later or contact sales at "+
+		"https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.", pe.Message)
+	require.Zero(t, pe.RetryAfter)
+
+	sent := r.only() // MaxRetries -1: no retry, despite x-should-retry
+	require.Equal(t, "tools-2024-05-16", sent.header.Get("Anthropic-Beta"))
+	want := fixtureJSON(t, "langchaingo/rate-limit-429.request.json")
+	msgs := want["messages"].([]any)
+	m := msgs[0].(map[string]any)
+	m["content"] = []any{map[string]any{"type": "text", "text": m["content"]}}
+	require.JSONEq(t, jsonOf(t, want), jsonOf(t, sent.raw(t)))
+}
+
+// TestLangchaingoPromptCaching replays recordings that sent one request
+// twice: the first answer wrote the prompt cache (5-minute or 1-hour
+// TTL), the second read it. The adapter sends the recorded request
+// (compared without cache_control) twice, byte for byte the same, and
+// puts on the system prompt or the last tool the cache_control the
+// recording client put there; a recorded "ttl":"5m" is the API's default,
+// which the adapter leaves out.
+//
+// The adapter has no option for the TTL: its breakpoints are 5 minutes.
+// A 1-hour TTL on the system prompt is sent by replacing "system" through
+// ExtraFields, as the "1-hour TTL" case does; the adapter's 5-minute
+// breakpoint on the last message follows it, which the API accepts
+// (longer TTLs first).
+func TestLangchaingoPromptCaching(t *testing.T) {
+	t.Parallel()
+	contextText := func(n int) string {
+		return strings.Repeat("Context text with additional content for caching.\n", n)
+	}
+	sayHello := []agentrt.Message{agentrt.NewUserMessage("Say hello")}
+	tests := []struct {
+		name    string
+		model   string
+		opts    *Options
+		req     agentrt.ModelRequest
+		request string    // the recorded request, sent twice
+		replies [2]string // the answers, in testdata/langchaingo
+		usage   [2]agentrt.Usage
+		// marks are the adapter's cache_control marks on the system
+		// prompt and tools, when they differ from the recorded ones.
+		marks map[string]map[string]any
+	}{
+		{
+			name: "system prompt, 5 minutes", model: "claude-haiku-4-5",
+			req:     agentrt.ModelRequest{System: contextText(1000), Messages: sayHello, MaxTokens: 100},
+			request: "explicit-cache.request.json",
+			replies: [2]string{"explicit-cache-1.response.json", "explicit-cache-2.response.json"},
+			usage: [2]agentrt.Usage{
+				{InputTokens: 7 + 10001, OutputTokens: 16, CacheWriteTokens: 10001},
+				{InputTokens: 7 + 10001, OutputTokens: 16, CacheReadTokens: 10001},
+			},
+		},
+		{
+			name: "system prompt, 1-hour TTL", model: "claude-haiku-4-5",
+			opts: &Options{MaxRetries: -1, ExtraFields: map[string]any{"system": []any{map[string]any{
+				"type": "text", "text": contextText(600),
+				"cache_control": map[string]any{"type": "ephemeral", "ttl": "1h"},
+			}}}},
+			req:     agentrt.ModelRequest{Messages: sayHello, MaxTokens: 100},
+			request: "ttl-cache.request.json",
+			replies: [2]string{"ttl-cache-1.response.json", "ttl-cache-2.response.json"},
+			usage: [2]agentrt.Usage{
+				{InputTokens: 7 + 6001, OutputTokens: 16, CacheWriteTokens: 6001},
+				{InputTokens: 7 + 6001, OutputTokens: 16, CacheReadTokens: 6001},
+			},
+		},
+		{
+			name: "tools, no system prompt", model: "claude-sonnet-4-5",
+			req: agentrt.ModelRequest{
+				Messages: []agentrt.Message{agentrt.NewUserMessage("What's the weather?")},
+				Tools: []agentrt.ToolSpec{
+					{
+						Name: "get_weather",
+						Description: "ToolsTest-v1 " + strings.Repeat("Get current weather conditions including temperature, "+
+							"humidity, wind speed, and precipitation for a specified geographic location. ", 30),
+						InputSchema: json.RawMessage(`{"properties":{"location":{"description":"City and state, e.g. San Francisco, CA, or city and country, e.g. London, UK","type":"string"},` +
+							`"units":{"description":"Temperature units: celsius or fahrenheit","enum":["celsius","fahrenheit"],"type":"string"}},"required":["location"],"type":"object"}`),
+					},
+					{
+						Name: "get_time",
+						Description: "ToolsTest-v1 " + strings.Repeat("Get the current time in any timezone around the world "+
+							"using IANA timezone identifiers. ", 30),
+						InputSchema: json.RawMessage(`{"properties":{"format":{"description":"Time format: 12h or 24h","enum":["12h","24h"],"type":"string"},` +
+							`"timezone":{"description":"IANA timezone name like America/New_York or Europe/London","type":"string"}},"required":["timezone"],"type":"object"}`),
+					},
+				},
+				MaxTokens: 100,
+			},
+			request: "tools-cache.request.json",
+			replies: [2]string{"tools-cache-1.response.json", "tools-cache-2.response.json"},
+			usage: [2]agentrt.Usage{
+				{InputTokens: 332 + 1546, OutputTokens: 86, CacheWriteTokens: 1546},
+				{InputTokens: 332 + 1546, OutputTokens: 58, CacheReadTokens: 1546},
+			},
+		},
+		{
+			// The recording client marked the system prompt and the last
+			// tool; the adapter marks only the system prompt, whose prefix
+			// holds the tools (they come first).
+			name: "system prompt and tools", model: "claude-sonnet-4-5",
+			req: agentrt.ModelRequest{
+				System:   "CombinedTest-v1 " + strings.Repeat("You are an expert assistant. ", 50),
+				Messages: []agentrt.Message{agentrt.NewUserMessage("Calculate 2+2")},
+				Tools: []agentrt.ToolSpec{
+					{
+						Name: "get_weather",
+						Description: "CombinedTest-v1 " + strings.Repeat("Get current weather conditions including temperature, "+
+							"humidity, wind speed, and precipitation for a specified geographic location. ", 30),
+						InputSchema: json.RawMessage(`{"properties":{"location":{"description":"City and state, e.g. San Francisco, CA, or city and country, e.g. London, UK","type":"string"},` +
+							`"units":{"description":"Temperature units: celsius or fahrenheit","enum":["celsius","fahrenheit"],"type":"string"}},"required":["location"],"type":"object"}`),
+					},
+					{
+						Name: "get_time",
+						Description: "CombinedTest-v1 " + strings.Repeat("Get the current time in any timezone around the world "+
+							"using IANA timezone identifiers. ", 30),
+						InputSchema: json.RawMessage(`{"properties":{"format":{"description":"Time format: 12h or 24h","enum":["12h","24h"],"type":"string"},` +
+							`"timezone":{"description":"IANA timezone name like America/New_York or Europe/London","type":"string"}},"required":["timezone"],"type":"object"}`),
+					},
+				},
+				MaxTokens: 100,
+			},
+			request: "tools-system-cache.request.json",
+			replies: [2]string{"tools-system-cache-1.response.json", "tools-system-cache-2.response.json"},
+			usage: [2]agentrt.Usage{
+				{InputTokens: 328 + 1863, OutputTokens: 34, CacheWriteTokens: 1863},
+				{InputTokens: 328 + 1863, OutputTokens: 34, CacheReadTokens: 1863},
+			},
+			marks: map[string]map[string]any{"system[0]": {"type": "ephemeral"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newReplay(t, jsonReply(fixture(t, "langchaingo/"+tt.replies[0])), jsonReply(fixture(t, "langchaingo/"+tt.replies[1])))
+			p := r.provider(tt.model, tt.opts)
+			for i := range 2 {
+				resp, err := p.Plan(context.Background(), &tt.req)
+				require.NoError(t, err, "call %d", i+1)
+				require.Equal(t, tt.usage[i], resp.Usage, "call %d", i+1)
+				require.Equal(t, jsonContent(t, "langchaingo/"+tt.replies[i], 0, "text"), resp.Message.Text(), "call %d", i+1)
+			}
+			reqs := r.requests()
+			require.Len(t, reqs, 2)
+			require.Equal(t, string(reqs[0].body), string(reqs[1].body), "the second request repeats the first")
+
+			want := fixtureJSON(t, "langchaingo/"+tt.request)
+			recordedMarks := prefixMarks(t, want)
+			for _, m := range recordedMarks {
+				if m["ttl"] == "5m" {
+					delete(m, "ttl")
+				}
+			}
+			require.NotEmpty(t, recordedMarks)
+			wantMarks := recordedMarks
+			if tt.marks != nil {
+				wantMarks = tt.marks
+			}
+			require.Equal(t, wantMarks, prefixMarks(t, reqs[0].raw(t)), "cache_control on the system prompt and tools")
+			checkBreakpoints(t, reqs[0].body)
+
+			got := reqs[0].json(t)
+			stripCacheControl(want)
+			for _, k := range []string{"model", "system", "messages", "tools", "max_tokens"} {
+				require.JSONEq(t, jsonOf(t, want[k]), jsonOf(t, got[k]), "request field %q", k)
+			}
+		})
+	}
+}
+
+// prefixMarks returns the cache_control values of the system blocks and
+// tools of a decoded request body, by path ("system[0]", "tools[1]").
+func prefixMarks(t *testing.T, body map[string]any) map[string]map[string]any {
+	t.Helper()
+	marks := map[string]map[string]any{}
+	for _, k := range []string{"system", "tools"} {
+		list, _ := body[k].([]any)
+		for i, e := range list {
+			b, ok := e.(map[string]any)
+			require.True(t, ok, "%s[%d]", k, i)
+			if cc, ok := b["cache_control"].(map[string]any); ok {
+				marks[fmt.Sprintf("%s[%d]", k, i)] = cc
+			}
+		}
+	}
+	return marks
 }
