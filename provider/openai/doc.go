@@ -43,6 +43,17 @@
 //     "reasoning_content" for the assistant messages after the last user
 //     message (the tool loop of the current turn, where DeepSeek and Z.ai
 //     want it); thinking blocks of other vendors are not sent.
+//   - For the same assistant messages, the reasoning_details list kept in
+//     the Signature of such a thinking block (OpenRouter, MiniMax) is sent
+//     back unchanged as "reasoning_details", as OpenRouter's "preserving
+//     reasoning blocks" asks (Gemini 3 and Claude with thinking behind it
+//     need it) instead of "reasoning_content", which they hold already
+//     (OpenRouter's own follow-ups send the list alone).
+//   - A tool_use block that carries a thought signature from this adapter
+//     (Gemini's OpenAI-compatible endpoint) sends it back on its tool call
+//     as "extra_content":{"google":{"thought_signature":...}}, in every
+//     assistant message (Gemini 3 refuses a function call of the current
+//     turn without it); signatures of other vendors are not sent.
 //   - Each tool result becomes a "tool" message with its tool_call_id,
 //     right after the assistant message, as the API requires. The API has
 //     no error flag: the content of an is_error result starts with
@@ -82,6 +93,21 @@
 //     thinking block (Provider "openai") before the text; it is not passed
 //     to OnText. OpenAI itself returns no reasoning text in Chat
 //     Completions.
+//   - reasoning_details (OpenRouter, MiniMax with reasoning_split), a list
+//     of reasoning.text, reasoning.summary and reasoning.encrypted items,
+//     is kept whole, as raw JSON, in that thinking block's Signature: as
+//     sent in a whole message; in a stream, assembled from its fragments (a
+//     fragment continues the last item of its type with the same index, or
+//     the same id, or, having neither, that last item; text, summary and
+//     data are concatenated, other fields taken when present and not
+//     empty). Without a reasoning text the block's Text is that of the
+//     reasoning.text and reasoning.summary items, and with encrypted items
+//     only it is empty and the block Redacted.
+//   - The thought signature Gemini's OpenAI-compatible endpoint puts on a
+//     tool call (extra_content.google.thought_signature, on the call of a
+//     message or on a stream's tool-call delta) goes into the tool_use
+//     block's Signature, the string's bytes as sent (base64 text, not
+//     decoded), with Provider "openai".
 //   - Content becomes a text block (the "text" parts of a list of parts);
 //     a refusal becomes a text block too, with FinishContentFilter; tool
 //     calls become tool_use blocks in order, their arguments kept as raw

@@ -50,11 +50,15 @@ func TestRecordedLangchaingo(t *testing.T) {
 		},
 		{
 			// Keep-alive comments between chunks; the reasoning only as an
-			// encrypted reasoning_details item (no text, so no block); the
+			// encrypted reasoning_details item (no text: a redacted thinking
+			// block that keeps it, see TestReasoningDetailsRecorded); the
 			// arguments in 12 fragments; the usage after the finish chunk.
 			name: "openrouter o4-mini encrypted reasoning and a tool call streamed", file: lcgo("openrouter-o4-mini-encrypted-reasoning-tool-call-stream.sse"), stream: true,
-			blocks: []wantBlock{toolUse("call_4Rd7BhzuDU54uV7HBfrLFy0R", "getCurrentWeather", `{"location":"Boston, MA","unit":"fahrenheit"}`)},
-			usage:  agentrt.Usage{InputTokens: 78, OutputTokens: 476, ReasoningTokens: 448}, finish: agentrt.FinishToolUse, model: "openai/o4-mini",
+			blocks: []wantBlock{
+				thinking(""),
+				toolUse("call_4Rd7BhzuDU54uV7HBfrLFy0R", "getCurrentWeather", `{"location":"Boston, MA","unit":"fahrenheit"}`),
+			},
+			usage: agentrt.Usage{InputTokens: 78, OutputTokens: 476, ReasoningTokens: 448}, finish: agentrt.FinishToolUse, model: "openai/o4-mini",
 		},
 		{
 			// Blank keep-alive lines before the JSON; reasoning (with

@@ -250,12 +250,15 @@ func dataURL(b agentrt.Block) string {
 }
 
 // assistantMessage maps an assistant message: its text blocks joined as
-// the content, its tool_use blocks as tool_calls, and, when reasoning is
-// true, the text of its thinking blocks from an OpenAI-compatible server
-// as "reasoning_content".
+// the content, its tool_use blocks as tool_calls (with the thought
+// signature this adapter kept from Gemini, as extra_content), and, when
+// reasoning is true, what its thinking blocks from an OpenAI-compatible
+// server hold: their reasoning_details items as "reasoning_details", or,
+// without any, their text as "reasoning_content".
 func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessageParamUnion {
 	var a oai.ChatCompletionAssistantMessageParam
 	var text, think strings.Builder
+	var details []json.RawMessage
 	hasText, hasThink := false, false
 	for _, b := range m.Blocks {
 		switch b.Type {
@@ -263,27 +266,43 @@ func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessa
 			text.WriteString(b.Text)
 			hasText = true
 		case agentrt.BlockThinking:
-			if reasoning && b.Provider == providerName && b.Text != "" {
+			if !reasoning || b.Provider != providerName {
+				continue
+			}
+			// A server that gave reasoning_details wants them back, and
+			// they hold the text too; others want the text alone.
+			if d := detailItems(b.Signature); len(d) > 0 {
+				details = append(details, d...)
+			} else if b.Text != "" {
 				think.WriteString(b.Text)
 				hasThink = true
 			}
 		case agentrt.BlockToolUse:
-			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-					ID: b.ID,
-					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name:      b.Name,
-						Arguments: toolArguments(b.Input),
-					},
+			call := &oai.ChatCompletionMessageFunctionToolCallParam{
+				ID: b.ID,
+				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
+					Name:      b.Name,
+					Arguments: toolArguments(b.Input),
 				},
-			})
+			}
+			if b.Provider == providerName && len(b.Signature) > 0 {
+				call.SetExtraFields(thoughtSignatureExtra(b.Signature))
+			}
+			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
 		}
 	}
 	if hasText || len(a.ToolCalls) == 0 {
 		a.Content.OfString = oai.String(text.String())
 	}
+	extra := map[string]any{}
 	if hasThink {
-		a.SetExtraFields(map[string]any{"reasoning_content": think.String()})
+		extra["reasoning_content"] = think.String()
+	}
+	if len(details) > 0 {
+		extra["reasoning_details"] = details
+	}
+	if len(extra) > 0 {
+		a.SetExtraFields(extra)
 	}
 	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }

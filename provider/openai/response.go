@@ -21,6 +21,9 @@ type toolCall struct {
 	id   string
 	name string
 	args strings.Builder
+	// sig is the thought signature Gemini's OpenAI-compatible endpoint
+	// puts in the call's extra_content (see thoughtSignatureOf).
+	sig string
 }
 
 // response maps a complete (non-streamed) reply.
@@ -41,7 +44,7 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		if tc.Type != "" && tc.Type != "function" {
 			return nil, badResponse(fmt.Sprintf("the reply has a tool call of type %q, which was not offered", tc.Type), nil)
 		}
-		call := &toolCall{id: tc.ID, name: tc.Function.Name}
+		call := &toolCall{id: tc.ID, name: tc.Function.Name, sig: thoughtSignatureOf(tc.RawJSON())}
 		call.args.WriteString(tc.Function.Arguments)
 		calls = append(calls, call)
 	}
@@ -53,7 +56,7 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		calls = append(calls, call)
 	}
 	text, thinking := contentOf(msg.Content, msg.JSON.Content)
-	return p.build(reasoningOf(msg.JSON.ExtraFields)+thinking, text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.JSON.ExtraFields["timings"], c.Model)
+	return p.build(reasoningOf(msg.JSON.ExtraFields)+thinking, detailsOf(msg.JSON.ExtraFields), text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.JSON.ExtraFields["timings"], c.Model)
 }
 
 // reasoningOf returns the reasoning text that OpenAI-compatible servers
@@ -145,7 +148,7 @@ func (p *Provider) stream(ctx context.Context, params oai.ChatCompletionNewParam
 		}
 		return nil, badResponse(what, nil)
 	}
-	return p.build(acc.reasoning.String(), acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.timings, acc.model)
+	return p.build(acc.reasoning.String(), acc.details.json(), acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.timings, acc.model)
 }
 
 // streamState assembles a streamed answer: text and refusal deltas in
@@ -155,6 +158,7 @@ type streamState struct {
 	chunks    int
 	model     string
 	reasoning strings.Builder
+	details   reasoningDetails
 	text      strings.Builder
 	refusal   strings.Builder
 	calls     []*toolCall
@@ -186,6 +190,7 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 		d := ch.Delta
 		text, thinking := contentOf(d.Content, d.JSON.Content)
 		s.reasoning.WriteString(reasoningOf(d.JSON.ExtraFields) + thinking)
+		s.details.add(d.JSON.ExtraFields)
 		if text != "" {
 			s.text.WriteString(text)
 			onText(text)
@@ -242,14 +247,23 @@ func (s *streamState) addToolCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall)
 		call.name += name
 	}
 	call.args.WriteString(tc.Function.Arguments)
+	if sig := thoughtSignatureOf(tc.RawJSON()); sig != "" {
+		call.sig = sig
+	}
 }
 
-// build makes the ModelResponse shared by both paths. timings is the
+// build makes the ModelResponse shared by both paths. details is the
+// reasoning_details array, or nil (see reasoningDetails); timings is the
 // "timings" field of the reply, if any (see cachedTokens).
-func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, timings respjson.Field, model string) (*agentrt.ModelResponse, error) {
+func (p *Provider) build(reasoning string, details json.RawMessage, text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, timings respjson.Field, model string) (*agentrt.ModelResponse, error) {
 	var blocks []agentrt.Block
-	if reasoning != "" {
-		blocks = append(blocks, agentrt.Block{Type: agentrt.BlockThinking, Text: reasoning, Provider: providerName})
+	if reasoning == "" {
+		reasoning = detailsText(details)
+	}
+	if reasoning != "" || details != nil {
+		// Without any text (encrypted reasoning only) the block is
+		// redacted: its Signature is all there is.
+		blocks = append(blocks, agentrt.Block{Type: agentrt.BlockThinking, Text: reasoning, Signature: details, Redacted: reasoning == "", Provider: providerName})
 	}
 	if text != "" {
 		blocks = append(blocks, agentrt.TextBlock(text))
@@ -265,7 +279,11 @@ func (p *Provider) build(reasoning, text, refusal string, calls []*toolCall, fin
 		if id == "" {
 			id = newCallID()
 		}
-		blocks = append(blocks, agentrt.ToolUseBlock(id, c.name, toolInput(c.args.String())))
+		b := agentrt.ToolUseBlock(id, c.name, toolInput(c.args.String()))
+		if c.sig != "" {
+			b.Signature, b.Provider = []byte(c.sig), providerName
+		}
+		blocks = append(blocks, b)
 	}
 	if model == "" {
 		model = p.model
