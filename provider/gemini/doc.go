@@ -80,11 +80,11 @@
 //     with their thought signatures.
 //   - finishReason: STOP → FinishStop, or FinishToolUse when the answer
 //     calls tools; MAX_TOKENS → FinishLength; SAFETY, RECITATION,
-//     BLOCKLIST, PROHIBITED_CONTENT, SPII and the image filters →
-//     FinishContentFilter; anything else (MALFORMED_FUNCTION_CALL, OTHER,
-//     ...) → FinishOther. A prompt refused by the filter (promptFeedback
-//     blockReason, no candidate) is an empty answer with
-//     FinishContentFilter.
+//     BLOCKLIST, PROHIBITED_CONTENT, SPII, the image filters and Vertex
+//     AI's MODEL_ARMOR → FinishContentFilter; anything else
+//     (MALFORMED_FUNCTION_CALL, OTHER, ...) → FinishOther. A prompt
+//     refused by the filter (promptFeedback blockReason, no candidate) is
+//     an empty answer with FinishContentFilter.
 //   - usageMetadata: InputTokens = promptTokenCount (cached tokens
 //     included, as Gemini counts them) + toolUsePromptTokenCount;
 //     OutputTokens = candidatesTokenCount + thoughtsTokenCount (thoughts

@@ -259,6 +259,12 @@ func (a *assembler) done(stream bool) (*agentrt.ModelResponse, error) {
 	return resp, nil
 }
 
+// finishModelArmor is the finish reason Vertex AI gives, with no content,
+// when a Model Armor template blocked the answer ("The response violated
+// Responsible AI Safety settings ... filters."); the SDK has no constant
+// for it.
+const finishModelArmor genai.FinishReason = "MODEL_ARMOR"
+
 // finishReason maps Gemini's finish reasons.
 func finishReason(r genai.FinishReason, toolUse bool) agentrt.FinishReason {
 	switch r {
@@ -271,7 +277,8 @@ func finishReason(r genai.FinishReason, toolUse bool) agentrt.FinishReason {
 		return agentrt.FinishLength
 	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonBlocklist,
 		genai.FinishReasonProhibitedContent, genai.FinishReasonSPII, genai.FinishReasonImageSafety,
-		genai.FinishReasonImageProhibitedContent, genai.FinishReasonImageRecitation:
+		genai.FinishReasonImageProhibitedContent, genai.FinishReasonImageRecitation,
+		finishModelArmor:
 		return agentrt.FinishContentFilter
 	}
 	return agentrt.FinishOther
