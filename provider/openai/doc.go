@@ -43,12 +43,13 @@
 //     "reasoning_content" for the assistant messages after the last user
 //     message (the tool loop of the current turn, where DeepSeek and Z.ai
 //     want it); thinking blocks of other vendors are not sent.
-//   - For the same assistant messages, the reasoning_details list kept in
-//     the Signature of such a thinking block (OpenRouter, MiniMax) is sent
-//     back unchanged as "reasoning_details", as OpenRouter's "preserving
+//   - The reasoning_details list kept in the Signature of such a thinking
+//     block (OpenRouter, MiniMax) is sent back unchanged as
+//     "reasoning_details", in every assistant message (so that the request
+//     still begins as the one before it did), as OpenRouter's "preserving
 //     reasoning blocks" asks (Gemini 3 and Claude with thinking behind it
-//     need it) instead of "reasoning_content", which they hold already
-//     (OpenRouter's own follow-ups send the list alone).
+//     need it), instead of "reasoning_content", which the list holds
+//     already (OpenRouter's own follow-ups send the list alone).
 //   - A tool_use block that carries a thought signature from this adapter
 //     (Gemini's OpenAI-compatible endpoint) sends it back on its tool call
 //     as "extra_content":{"google":{"thought_signature":...}}, in every

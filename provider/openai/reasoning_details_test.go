@@ -289,8 +289,8 @@ func TestReasoningDetailsStreamMerge(t *testing.T) {
 }
 
 // TestReasoningDetailsWhenSent builds a session by hand and checks what
-// goes back: reasoning_details only for the assistant messages after the
-// last user message, and only from this adapter's thinking blocks; no
+// goes back: reasoning_details in every assistant message, and only from
+// this adapter's thinking blocks; no
 // reasoning_content for a block without text; thought signatures of this
 // adapter on their tool calls in every assistant message, those of other
 // vendors nowhere. The Responses planner ignores all of it.
@@ -333,8 +333,8 @@ func TestReasoningDetailsWhenSent(t *testing.T) {
 		require.Len(t, sent, 8)
 
 		old := sent[1]
-		assert.NotContains(t, old, "reasoning_details", "before the last user message")
-		assert.NotContains(t, old, "reasoning_content", "before the last user message")
+		assert.JSONEq(t, `[{"type":"reasoning.text","text":"old","index":0}]`, string(old["reasoning_details"]), "in every turn")
+		assert.NotContains(t, old, "reasoning_content", "the list holds it")
 		assert.JSONEq(t, `[{"id":"call_old","type":"function","function":{"name":"weather","arguments":"{\"location\":\"Paris\"}"},
 			"extra_content":{"google":{"thought_signature":"sig-old"}}}]`, string(old["tool_calls"]))
 

@@ -251,10 +251,10 @@ func dataURL(b agentrt.Block) string {
 
 // assistantMessage maps an assistant message: its text blocks joined as
 // the content, its tool_use blocks as tool_calls (with the thought
-// signature this adapter kept from Gemini, as extra_content), and, when
-// reasoning is true, what its thinking blocks from an OpenAI-compatible
-// server hold: their reasoning_details items as "reasoning_details", or,
-// without any, their text as "reasoning_content".
+// signature this adapter kept from Gemini, as extra_content), the
+// reasoning_details items its thinking blocks from an OpenAI-compatible
+// server hold as "reasoning_details", and, when reasoning is true, the
+// text of such blocks without items as "reasoning_content".
 func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessageParamUnion {
 	var a oai.ChatCompletionAssistantMessageParam
 	var text, think strings.Builder
@@ -266,14 +266,15 @@ func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessa
 			text.WriteString(b.Text)
 			hasText = true
 		case agentrt.BlockThinking:
-			if !reasoning || b.Provider != providerName {
+			if b.Provider != providerName {
 				continue
 			}
-			// A server that gave reasoning_details wants them back, and
-			// they hold the text too; others want the text alone.
+			// A server that gave reasoning_details wants them back, in
+			// every turn, and they hold the text too; others want the
+			// text alone, in the current turn only.
 			if d := detailItems(b.Signature); len(d) > 0 {
 				details = append(details, d...)
-			} else if b.Text != "" {
+			} else if reasoning && b.Text != "" {
 				think.WriteString(b.Text)
 				hasThink = true
 			}
