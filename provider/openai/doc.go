@@ -131,7 +131,10 @@
 //   - Usage: prompt_tokens → InputTokens (they include the cached ones),
 //     completion_tokens → OutputTokens (plus reasoning_tokens where, as
 //     from xAI, total_tokens shows they were counted apart),
-//     completion_tokens_details.reasoning_tokens → ReasoningTokens,
+//     completion_tokens_details.reasoning_tokens → ReasoningTokens; a
+//     total_tokens above prompt + completion with no reasoning_tokens
+//     (Gemini's OpenAI-compatible endpoint, whose thinking is billed as
+//     output) counts the difference as reasoning, in both;
 //     prompt_tokens_details.cached_tokens (or DeepSeek's
 //     prompt_cache_hit_tokens, Moonshot's usage.cached_tokens, llama.cpp
 //     server's timings.cache_n) → CacheReadTokens,

@@ -32,10 +32,11 @@ func TestRecordedPydanticAIChat(t *testing.T) {
 		{
 			// No content field; total_tokens (126) is more than prompt +
 			// completion (47): Gemini leaves its thinking out of
-			// completion_tokens and does not say how many it used.
+			// completion_tokens and reports no reasoning_tokens; the 79
+			// are its thinking, billed as output.
 			name: "gemini tool call", file: pyd("gemini-tool-call.json"),
 			blocks: []wantBlock{toolUse("function-call-2900024254458648715", "get_current_time", `{}`)},
-			usage:  agentrt.Usage{InputTokens: 35, OutputTokens: 12}, finish: agentrt.FinishToolUse, model: "gemini-2.5-pro",
+			usage:  agentrt.Usage{InputTokens: 35, OutputTokens: 12 + 79, ReasoningTokens: 79}, finish: agentrt.FinishToolUse, model: "gemini-2.5-pro",
 		},
 		{
 			name: "gemini text after the tool result", file: pyd("gemini-tool-result-followup.response.json"),

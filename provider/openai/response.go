@@ -288,12 +288,13 @@ func (p *Provider) build(reasoning string, details json.RawMessage, text, refusa
 	if model == "" {
 		model = p.model
 	}
+	outTokens, reasoningTokens := outputTokens(usage)
 	return &agentrt.ModelResponse{
 		Message: agentrt.NewAssistantMessage(blocks...),
 		Usage: agentrt.Usage{
 			InputTokens:      int(usage.PromptTokens),
-			OutputTokens:     outputTokens(usage),
-			ReasoningTokens:  int(usage.CompletionTokensDetails.ReasoningTokens),
+			OutputTokens:     outTokens,
+			ReasoningTokens:  reasoningTokens,
 			CacheReadTokens:  cachedTokens(usage, timings),
 			CacheWriteTokens: int(usage.PromptTokensDetails.CacheWriteTokens),
 		},
@@ -302,15 +303,21 @@ func (p *Provider) build(reasoning string, details json.RawMessage, text, refusa
 	}, nil
 }
 
-// outputTokens returns the generated tokens, reasoning included. OpenAI
-// counts reasoning tokens in completion_tokens; xAI counts them apart,
-// which its total_tokens shows (prompt + completion + reasoning).
-func outputTokens(u oai.CompletionUsage) int {
-	out, reasoning := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
-	if reasoning > 0 && u.TotalTokens == u.PromptTokens+out+reasoning {
+// outputTokens returns the generated tokens, reasoning included, and the
+// reasoning tokens. OpenAI counts reasoning tokens in completion_tokens;
+// xAI counts them apart, which its total_tokens shows (prompt +
+// completion + reasoning); Gemini's OpenAI-compatible endpoint leaves
+// them out of completion_tokens and does not report them, but counts them
+// in total_tokens.
+func outputTokens(u oai.CompletionUsage) (out, reasoning int) {
+	out, reasoning = int(u.CompletionTokens), int(u.CompletionTokensDetails.ReasoningTokens)
+	switch apart := int(u.TotalTokens - u.PromptTokens - u.CompletionTokens); {
+	case reasoning > 0 && apart == reasoning: // xAI
 		out += reasoning
+	case reasoning == 0 && apart > 0: // Gemini
+		out, reasoning = out+apart, apart
 	}
-	return int(out)
+	return out, reasoning
 }
 
 // cachedTokens returns the prompt tokens read from the cache: OpenAI's
