@@ -98,7 +98,9 @@
 //     cache_creation_input_tokens + cache_read_input_tokens (Anthropic's
 //     input_tokens alone leaves the cached part out); CacheReadTokens and
 //     CacheWriteTokens are the cached parts; OutputTokens is output_tokens;
-//     ReasoningTokens is output_tokens_details.thinking_tokens.
+//     ReasoningTokens is output_tokens_details.thinking_tokens. When the
+//     API compacted the context, the "compaction" entries of
+//     usage.iterations, which the top-level counts leave out, are added.
 //   - model → Model.
 //   - "thinking" and "redacted_thinking" blocks → thinking blocks
 //     (Provider "anthropic"; the signature, or the redacted data, in

@@ -137,7 +137,9 @@ func TestMoreRecordings(t *testing.T) {
 			blocks: func(t *testing.T) []agentrt.Block {
 				return []agentrt.Block{agentrt.TextBlock(jsonContent(t, "compaction.json", 1, "text"))}
 			},
-			usage: agentrt.Usage{InputTokens: 682, OutputTokens: 1320}, finish: agentrt.FinishStop,
+			// The top level (682 in, 1320 out) plus the compaction
+			// iteration (60385 in, 592 out), which it leaves out.
+			usage: agentrt.Usage{InputTokens: 682 + 60385, OutputTokens: 1320 + 592}, finish: agentrt.FinishStop,
 			model: "claude-opus-4-6",
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -53,9 +54,10 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 	u := msg.Usage
 	return &agentrt.ModelResponse{
 		Message: agentrt.NewAssistantMessage(blocks...),
-		Usage:   usage(u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokensDetails.ThinkingTokens),
-		Finish:  finishReason(msg.StopReason),
-		Model:   string(msg.Model),
+		Usage: usage(u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokensDetails.ThinkingTokens).
+			Add(compactionUsage(u.RawJSON())),
+		Finish: finishReason(msg.StopReason),
+		Model:  string(msg.Model),
 	}, nil
 }
 
@@ -74,6 +76,35 @@ func usage(input, output, cacheRead, cacheWrite, thinking int64) agentrt.Usage {
 		CacheReadTokens:  int(cacheRead),
 		CacheWriteTokens: int(cacheWrite),
 	}
+}
+
+// compactionUsage returns the tokens of the compaction iterations listed
+// in usage.iterations of a response or of a stream's message_delta. When
+// context_management compacts the conversation, the API first samples a
+// summary; the top-level counts leave that step out (they are those of the
+// answer alone), though it is billed (testdata/pydanticai has such
+// replies). Adding only the "compaction" iterations counts each token
+// once: the top level is the sum of the others.
+func compactionUsage(raw string) agentrt.Usage {
+	var u struct {
+		Iterations []struct {
+			Type         string `json:"type"`
+			InputTokens  int64  `json:"input_tokens"`
+			OutputTokens int64  `json:"output_tokens"`
+			CacheRead    int64  `json:"cache_read_input_tokens"`
+			CacheWrite   int64  `json:"cache_creation_input_tokens"`
+		} `json:"iterations"`
+	}
+	var sum agentrt.Usage
+	if !strings.Contains(raw, `"iterations"`) || json.Unmarshal([]byte(raw), &u) != nil {
+		return sum
+	}
+	for _, it := range u.Iterations {
+		if it.Type == "compaction" {
+			sum = sum.Add(usage(it.InputTokens, it.OutputTokens, it.CacheRead, it.CacheWrite, 0))
+		}
+	}
+	return sum
 }
 
 // thinking returns a thinking block of this provider: a thinking block's

@@ -69,6 +69,7 @@ type accumulator struct {
 	cacheR  int64
 	cacheW  int64
 	think   int64
+	compact agentrt.Usage  // compaction iterations, from message_delta
 	blocks  []*streamBlock // by index
 }
 
@@ -183,6 +184,9 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		if u.JSON.OutputTokensDetails.Valid() {
 			a.think = u.OutputTokensDetails.ThinkingTokens
 		}
+		if c := compactionUsage(u.RawJSON()); c != (agentrt.Usage{}) {
+			a.compact = c
+		}
 	case "message_stop":
 		a.stopped = true
 	}
@@ -292,7 +296,7 @@ func (a *accumulator) response() (*agentrt.ModelResponse, error) {
 	}
 	return &agentrt.ModelResponse{
 		Message: agentrt.NewAssistantMessage(blocks...),
-		Usage:   usage(a.input, a.output, a.cacheR, a.cacheW, a.think),
+		Usage:   usage(a.input, a.output, a.cacheR, a.cacheW, a.think).Add(a.compact),
 		Finish:  finishReason(a.stop),
 		Model:   a.model,
 	}, nil
