@@ -42,9 +42,10 @@ const (
 	// BlockThinking is the model's reasoning, as its vendor returned it:
 	// Text is the thinking or its summary, Signature the opaque signature
 	// or encrypted content the vendor wants back, Redacted marks thinking
-	// whose text the vendor withheld, and Provider names the vendor. An
-	// adapter sends it back only to the vendor named in Provider and drops
-	// it for any other.
+	// whose text the vendor withheld, and Provider names the vendor; ID
+	// and Name, if set, are that adapter's own (a reasoning item's id, the
+	// field the text came in). An adapter sends it back only to the vendor
+	// named in Provider and drops it for any other.
 	BlockThinking BlockType = "thinking"
 )
 

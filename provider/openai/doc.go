@@ -39,8 +39,9 @@
 //     blocks joined as content, its tool_use blocks as tool_calls (id,
 //     function name, arguments as the input's JSON text; "{}" for none).
 //     The text of its thinking blocks that came from this adapter (a
-//     compatible server's reasoning_content) is sent back as
-//     "reasoning_content" for the assistant messages after the last user
+//     compatible server's reasoning_content or reasoning) is sent back in
+//     the field it came in, "reasoning_content" or "reasoning" (Groq
+//     refuses the other), for the assistant messages after the last user
 //     message (the tool loop of the current turn, where DeepSeek and Z.ai
 //     want it); thinking blocks of other vendors are not sent.
 //   - The reasoning_details list kept in the Signature of such a thinking
@@ -91,9 +92,11 @@
 //   - reasoning_content (OpenAI-compatible servers: DeepSeek, Z.ai, vLLM,
 //     xAI) or reasoning (Groq, Ollama, OpenRouter), and the "thinking"
 //     parts of a content that is a list of parts (Mistral), become a
-//     thinking block (Provider "openai") before the text; it is not passed
-//     to OnText. OpenAI itself returns no reasoning text in Chat
-//     Completions.
+//     thinking block (Provider "openai", Name "reasoning" when it came in
+//     that field) before the text; it is not passed to OnText. OpenAI
+//     itself returns no reasoning text in Chat Completions. Reasoning in
+//     the text itself, between <think> tags (Groq's reasoning_format
+//     "raw"), stays text.
 //   - reasoning_details (OpenRouter, MiniMax with reasoning_split), a list
 //     of reasoning.text, reasoning.summary and reasoning.encrypted items,
 //     is kept whole, as raw JSON, in that thinking block's Signature: as
@@ -149,8 +152,9 @@
 // [agentrt.ErrOverloaded] (408, 5xx, 529, a server that cannot be reached),
 // [agentrt.ErrContextLength] (OpenAI's context_length_exceeded, the
 // messages of vLLM, DeepSeek and llama.cpp server, 413),
-// [agentrt.ErrInvalidRequest] (other 4xx) and [agentrt.ErrBadResponse]
-// (malformed or truncated replies and streams). The error bodies of
+// [agentrt.ErrInvalidRequest] (other 4xx, and a stream's error event of
+// type invalid_request_error, such as Groq's tool_use_failed) and
+// [agentrt.ErrBadResponse] (malformed or truncated replies and streams). The error bodies of
 // compatible servers (Ollama's {"error":"..."}, vLLM's top-level object,
 // plain text) are read for the message. The SDK's own error stays
 // reachable with errors.As (*oai.Error).

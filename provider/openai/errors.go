@@ -87,6 +87,11 @@ func eventError(se *ssestream.StreamError) error {
 	switch c := strings.ToLower(info.Code + " " + info.Type); {
 	case isContextLength(info):
 		kind = agentrt.ErrContextLength
+	case info.Type == "invalid_request_error":
+		// Groq, after streaming reasoning, refuses the model's tool call
+		// (code tool_use_failed, "status_code":400): the error it
+		// answers with HTTP 400 to the same request not streamed.
+		kind = agentrt.ErrInvalidRequest
 	case strings.Contains(c, "rate_limit"), strings.Contains(c, "quota"):
 		kind = agentrt.ErrRateLimited
 	case strings.Contains(c, "server_error"), strings.Contains(c, "overloaded"), strings.Contains(c, "unavailable"):

@@ -254,12 +254,18 @@ func dataURL(b agentrt.Block) string {
 // signature this adapter kept from Gemini, as extra_content), the
 // reasoning_details items its thinking blocks from an OpenAI-compatible
 // server hold as "reasoning_details", and, when reasoning is true, the
-// text of such blocks without items as "reasoning_content".
+// text of such blocks without items as "reasoning_content", or as
+// "reasoning" when it came in that field (the block's Name): Groq
+// returns "reasoning" and refuses an assistant message with
+// "reasoning_content" (HTTP 400, "property 'reasoning_content' is
+// unsupported"); its API takes "reasoning" (and Cerebras accepted it in
+// a recorded follow-up).
 func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessageParamUnion {
 	var a oai.ChatCompletionAssistantMessageParam
 	var text, think strings.Builder
 	var details []json.RawMessage
 	hasText, hasThink := false, false
+	thinkField := "reasoning_content"
 	for _, b := range m.Blocks {
 		switch b.Type {
 		case agentrt.BlockText:
@@ -277,6 +283,9 @@ func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessa
 			} else if reasoning && b.Text != "" {
 				think.WriteString(b.Text)
 				hasThink = true
+				if b.Name == "reasoning" {
+					thinkField = b.Name
+				}
 			}
 		case agentrt.BlockToolUse:
 			call := &oai.ChatCompletionMessageFunctionToolCallParam{
@@ -297,7 +306,7 @@ func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessa
 	}
 	extra := map[string]any{}
 	if hasThink {
-		extra["reasoning_content"] = think.String()
+		extra[thinkField] = think.String()
 	}
 	if len(details) > 0 {
 		extra["reasoning_details"] = details

@@ -56,15 +56,17 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		calls = append(calls, call)
 	}
 	text, thinking := contentOf(msg.Content, msg.JSON.Content)
-	return p.build(reasoningOf(msg.JSON.ExtraFields)+thinking, detailsOf(msg.JSON.ExtraFields), text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.JSON.ExtraFields["timings"], c.Model)
+	reasoning, field := reasoningOf(msg.JSON.ExtraFields)
+	return p.build(reasoning+thinking, field, detailsOf(msg.JSON.ExtraFields), text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.JSON.ExtraFields["timings"], c.Model)
 }
 
 // reasoningOf returns the reasoning text that OpenAI-compatible servers
 // add to a message or a delta: "reasoning_content" (DeepSeek, Z.ai,
 // vLLM, ...) or "reasoning" (Groq, Ollama, OpenRouter, newer vLLM); "" if
-// there is none (OpenAI itself never returns reasoning text here). A
-// server that sends both sends the same text twice: the first is taken.
-func reasoningOf(extra map[string]respjson.Field) string {
+// there is none (OpenAI itself never returns reasoning text here), and
+// the name of its field. A server that sends both sends the same text
+// twice: the first is taken.
+func reasoningOf(extra map[string]respjson.Field) (text, field string) {
 	// The SDK marks an unknown field invalid (it has no type to check it
 	// against) but keeps its raw JSON.
 	for _, name := range []string{"reasoning_content", "reasoning"} {
@@ -74,10 +76,10 @@ func reasoningOf(extra map[string]respjson.Field) string {
 		}
 		var s string
 		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s // not null, not an object (OpenRouter's reasoning_details is another field)
+			return s, name // not null, not an object (OpenRouter's reasoning_details is another field)
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // contentOf returns the text and the reasoning of a message's or a
@@ -148,7 +150,7 @@ func (p *Provider) stream(ctx context.Context, params oai.ChatCompletionNewParam
 		}
 		return nil, badResponse(what, nil)
 	}
-	return p.build(acc.reasoning.String(), acc.details.json(), acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.timings, acc.model)
+	return p.build(acc.reasoning.String(), acc.reasoningField, acc.details.json(), acc.text.String(), acc.refusal.String(), acc.calls, acc.finish, acc.usage, acc.timings, acc.model)
 }
 
 // streamState assembles a streamed answer: text and refusal deltas in
@@ -169,6 +171,8 @@ type streamState struct {
 	// which wins over usage inside a choice.
 	chunkUsage bool
 	timings    respjson.Field // llama.cpp server's, next to usage
+	// reasoningField is the field the reasoning came in (see reasoningOf).
+	reasoningField string
 }
 
 func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
@@ -189,7 +193,11 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 		}
 		d := ch.Delta
 		text, thinking := contentOf(d.Content, d.JSON.Content)
-		s.reasoning.WriteString(reasoningOf(d.JSON.ExtraFields) + thinking)
+		reasoning, field := reasoningOf(d.JSON.ExtraFields)
+		s.reasoning.WriteString(reasoning + thinking)
+		if field != "" {
+			s.reasoningField = field
+		}
 		s.details.add(d.JSON.ExtraFields)
 		if text != "" {
 			s.text.WriteString(text)
@@ -252,10 +260,13 @@ func (s *streamState) addToolCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall)
 	}
 }
 
-// build makes the ModelResponse shared by both paths. details is the
-// reasoning_details array, or nil (see reasoningDetails); timings is the
-// "timings" field of the reply, if any (see cachedTokens).
-func (p *Provider) build(reasoning string, details json.RawMessage, text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, timings respjson.Field, model string) (*agentrt.ModelResponse, error) {
+// build makes the ModelResponse shared by both paths. reasoningField is
+// the field the reasoning came in: "reasoning" is kept as the thinking
+// block's Name, so that the text goes back in that field (see
+// assistantMessage). details is the reasoning_details array, or nil (see
+// reasoningDetails); timings is the "timings" field of the reply, if any
+// (see cachedTokens).
+func (p *Provider) build(reasoning, reasoningField string, details json.RawMessage, text, refusal string, calls []*toolCall, finish string, usage oai.CompletionUsage, timings respjson.Field, model string) (*agentrt.ModelResponse, error) {
 	var blocks []agentrt.Block
 	if reasoning == "" {
 		reasoning = detailsText(details)
@@ -263,7 +274,11 @@ func (p *Provider) build(reasoning string, details json.RawMessage, text, refusa
 	if reasoning != "" || details != nil {
 		// Without any text (encrypted reasoning only) the block is
 		// redacted: its Signature is all there is.
-		blocks = append(blocks, agentrt.Block{Type: agentrt.BlockThinking, Text: reasoning, Signature: details, Redacted: reasoning == "", Provider: providerName})
+		b := agentrt.Block{Type: agentrt.BlockThinking, Text: reasoning, Signature: details, Redacted: reasoning == "", Provider: providerName}
+		if reasoningField == "reasoning" {
+			b.Name = reasoningField
+		}
+		blocks = append(blocks, b)
 	}
 	if text != "" {
 		blocks = append(blocks, agentrt.TextBlock(text))
