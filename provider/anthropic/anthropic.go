@@ -60,6 +60,18 @@ type Options struct {
 	// ExtraFields (automatic caching) turns these breakpoints off too.
 	NoCache bool
 
+	// ServerTools are tools of the API's own, sent after the agent's: those
+	// it runs itself (web search, web fetch, code execution, tool search),
+	// such as
+	//
+	//	{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{MaxUses: anthropic.Int(3)}}
+	//
+	// and Anthropic-defined tools the agent runs (memory, the text editor,
+	// bash): one named like a tool of the agent is sent in its place. What
+	// a server tool adds to a reply is left out of the answer (see the
+	// package doc). New copies the tools as JSON.
+	ServerTools []sdk.ToolUnionParam
+
 	// ExtraFields are merged into the top level of every request body, for
 	// API features this adapter does not model, such as
 	//
@@ -68,7 +80,8 @@ type Options struct {
 	//	"metadata":      map[string]any{"user_id": "u-42"},
 	//
 	// A key replaces the whole field of that name, including fields the
-	// adapter sets ("tools", "system", "output_config", "temperature").
+	// adapter sets ("tools", "system", "output_config", "temperature"):
+	// ServerTools adds to the tools instead.
 	// New copies the map; its values must not be modified afterwards.
 	ExtraFields map[string]any
 }
@@ -81,6 +94,7 @@ type Provider struct {
 	maxTokens int
 	noCache   bool
 	extras    map[string]any // ExtraFields plus temperature; read-only
+	servers   []serverTool   // ServerTools
 	reqOpts   []option.RequestOption
 }
 
@@ -117,6 +131,9 @@ func New(client sdk.Client, model string, opts *Options) *Provider {
 			p.extras["temperature"] = *o.Temperature
 		}
 		maps.Copy(p.extras, o.ExtraFields)
+	}
+	for _, t := range o.ServerTools {
+		p.servers = append(p.servers, newServerTool(t))
 	}
 	switch {
 	case o.MaxRetries > 0:

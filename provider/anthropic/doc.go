@@ -40,10 +40,10 @@
 //     after it; it is still sent back.
 //   - Tool results → "tool_result" blocks (tool_use_id, content as a text
 //     block followed by the result's images and documents, mapped as for
-//     user messages, "is_error": true for failures). All results of one assistant
-//     turn go back together in the next user message, in the order of the
-//     calls, followed by any user text, as the API requires: consecutive
-//     messages of one API role are merged into one.
+//     user messages, "is_error": true for failures). All results of one
+//     assistant turn go back together in the next user message, in the
+//     order of the calls, followed by any user text, as the API requires:
+//     consecutive messages of one API role are merged into one.
 //   - Empty texts and empty assistant messages are left out (the API
 //     refuses them). A tool_use input that is not a JSON object (only
 //     possible in a session written by another provider) is sent as {}.
@@ -59,20 +59,24 @@
 //   - ModelRequest.ToolChoice → "tool_choice": zero not sent (the model
 //     decides, and may call several tools in one answer); "auto" → auto;
 //     "none" → none; "required" → any; "tool" → tool with the name.
+//   - [Options].ServerTools → after the agent's tools, as given; one named
+//     like a tool of the agent (an Anthropic-defined tool the agent runs:
+//     memory, the text editor, bash) is sent in that tool's place.
 //   - Prompt caching, on unless [Options].NoCache (or a top-level
 //     "cache_control" in ExtraFields, automatic caching): "cache_control"
 //     ephemeral on the end of the system prompt (which caches the tools
-//     before it; on the last tool when there is no system prompt) and on
-//     the last block of each of the last two messages of the session (not
-//     on thinking): a trailing user message that follows tool results or
-//     the user's own message, such as a recall hook's facts, is this
-//     call's only and is left after the breakpoint, so the next call,
-//     which has other facts there, still reads the prefix. That is 3
-//     breakpoints of the 4 the API allows. A compaction rewrites the
-//     messages, but the system prompt and tools stay cached. Each call of an agent loop then reads the prefix the call before
-//     wrote; a recorded pair of calls of a 16k-token prompt costs $0.0652
-//     instead of $0.0965 at Sonnet prices, and each later call a tenth of
-//     its input.
+//     before it; on the agent's last tool when there is no system prompt)
+//     and on the last block of each of the last two messages of the
+//     session (not on thinking): a trailing user message that follows
+//     tool results or the user's own message, such as a recall hook's
+//     facts, is this call's only and is left after the breakpoint, so the
+//     next call, which has other facts there, still reads the prefix. That
+//     is 3 breakpoints of the 4 the API allows. A compaction rewrites the
+//     messages, but the system prompt and tools stay cached. Each call of
+//     an agent loop then reads the prefix the call before wrote; a
+//     recorded pair of calls of a 16k-token prompt costs $0.0652 instead
+//     of $0.0965 at Sonnet prices, and each later call a tenth of its
+//     input.
 //   - ModelRequest.MaxTokens → "max_tokens"; 0 means [Options].MaxTokens,
 //     then [DefaultMaxTokens].
 //   - ModelRequest.ResponseSchema → "output_config.format" (native
@@ -92,8 +96,8 @@
 //     the input as compact JSON ({} when empty).
 //   - stop_reason → Finish: end_turn and stop_sequence → FinishStop;
 //     tool_use → FinishToolUse; max_tokens and model_context_window_exceeded
-//     → FinishLength; refusal → FinishContentFilter; pause_turn and
-//     anything new → FinishOther.
+//     → FinishLength; refusal → FinishContentFilter; pause_turn (a long
+//     server tool turn the API paused) and anything new → FinishOther.
 //   - usage → Usage: InputTokens is the whole input, input_tokens +
 //     cache_creation_input_tokens + cache_read_input_tokens (Anthropic's
 //     input_tokens alone leaves the cached part out); CacheReadTokens and
@@ -153,18 +157,21 @@
 // calls at one per attempt (or set Agent.Retry.MaxAttempts to 1 and let the
 // SDK retry). The SDK's retries, when on, cover connection errors, 408, 409,
 // 429 and 5xx, with exponential backoff and jitter, honouring Retry-After.
-// A stream that fails after it began is not retried. A cancelled context ends the call at once, closing
-// the HTTP stream, and Plan returns an error wrapping ctx.Err().
+// A stream that fails after it began is not retried. A cancelled context
+// ends the call at once, closing the HTTP stream, and Plan returns an
+// error wrapping ctx.Err().
 //
 // # What is not mapped yet
 //
 //   - Turning thinking on: there is no option for it; use ExtraFields
 //     ("thinking"). Thinking text is not streamed as an event.
-//   - Server tools (web search, code execution, MCP, tool search, ...)
-//     and their result blocks, and compaction blocks: they are left out of
-//     the message, so a later request does not send them back (the API
-//     accepts the turn without them; without its compaction block, the
-//     next request carries the whole history again);
+//   - The blocks of server tools (web search, code execution, MCP, tool
+//     search, ...: declared with ServerTools or ExtraFields) and
+//     compaction blocks: they are left out of the message, so a later
+//     request does not send them back (the API accepts the turn without
+//     them; without its compaction block, the next request carries the
+//     whole history again), and a turn paused with pause_turn cannot be
+//     continued where it paused;
 //     citations; the Files API (file sources); 1-hour cache TTL;
 //     strict tool schemas; stop_details; token counting
 //     (/v1/messages/count_tokens).

@@ -115,3 +115,32 @@ func ExampleNewFromAPIKey() {
 	})
 	_ = &agentrt.Agent{Planner: p}
 }
+
+// A tool the API runs itself, web fetch here, declared next to the agent's
+// own tools with Options.ServerTools. What it adds to the reply (its call
+// and its result) stays out of the message; the model's text stays.
+func ExampleOptions_serverTools() {
+	api := fakeAPI("web-fetch-error-result.json")
+	defer api.Close()
+
+	client := sdk.NewClient(option.WithAPIKey("sk-ant-..."), option.WithBaseURL(api.URL))
+	p := anthropic.New(client, "claude-sonnet-4-5", &anthropic.Options{
+		ServerTools: []sdk.ToolUnionParam{{OfWebFetchTool20250910: &sdk.WebFetchTool20250910Param{MaxUses: sdk.Int(1)}}},
+	})
+
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
+		Messages: []agentrt.Message{agentrt.NewUserMessage("What does https://example.com/ai.pdf say about AI?")},
+	})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	for _, b := range resp.Message.Blocks {
+		fmt.Println(b.Type)
+	}
+	fmt.Println(resp.Finish, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	// Output:
+	// text
+	// text
+	// stop 1902 214
+}

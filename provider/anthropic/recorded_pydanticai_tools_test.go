@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"testing"
 
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrt/agentrt"
@@ -16,8 +17,9 @@ import (
 // whose result block, advisor_tool_result, is newer than the blocks this
 // adapter knows), code execution after thinking, and the memory tool (a
 // client tool whose definition only names its type). The server and
-// Anthropic-defined tools are not modeled (doc.go), so the tests declare
-// them through ExtraFields, as a user of the adapter would.
+// Anthropic-defined tools the SDK types are declared with ServerTools
+// (code execution, memory), the advisor, which it does not type, through
+// ExtraFields.
 
 // recordedTools returns the "tools" of the recorded request
 // testdata/pydanticai/name, for ExtraFields.
@@ -179,7 +181,7 @@ func TestPydanticAIAdvisorToolRedacted(t *testing.T) {
 // Code execution (code_execution_20260120) with thinking on: thinking,
 // then the server's bash_code_execution call and its
 // bash_code_execution_tool_result, then text. The adapter's request is the
-// recorded one (the tool, thinking and tool_choice given through
+// recorded one (the tool given as ServerTools, thinking through
 // ExtraFields); the answer keeps the thinking and the text, not the server
 // blocks nor the top-level "container". Continuing the conversation sends
 // that turn back as thinking and text, which passes checkSendable.
@@ -191,15 +193,16 @@ func TestPydanticAICodeExecutionAfterThinking(t *testing.T) {
 	)
 	recorded := recordedRequest(t, request)
 	r := newReplay(t, jsonReply(pyd(t, name)), jsonReply(fixture(t, "text.json")))
-	p := r.provider("claude-sonnet-4-6", &Options{MaxRetries: -1, ExtraFields: map[string]any{
-		"tools":       recorded["tools"],
-		"thinking":    recorded["thinking"],
-		"tool_choice": recorded["tool_choice"],
-	}})
+	p := r.provider("claude-sonnet-4-6", &Options{
+		MaxRetries:  -1,
+		ServerTools: []sdk.ToolUnionParam{{OfCodeExecutionTool20260120: &sdk.CodeExecutionTool20260120Param{}}},
+		ExtraFields: map[string]any{"thinking": recorded["thinking"]},
+	})
 	req := &agentrt.ModelRequest{
-		System:    "Always use the code execution tool for math.",
-		Messages:  []agentrt.Message{agentrt.NewUserMessage("How much is 3 * 12390?")},
-		MaxTokens: 4096,
+		System:     "Always use the code execution tool for math.",
+		Messages:   []agentrt.Message{agentrt.NewUserMessage("How much is 3 * 12390?")},
+		MaxTokens:  4096,
+		ToolChoice: agentrt.ToolChoice{Mode: "auto"},
 	}
 	resp, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
@@ -228,8 +231,9 @@ func TestPydanticAICodeExecutionAfterThinking(t *testing.T) {
 
 // The memory tool (memory_20250818), an Anthropic-defined client tool: the
 // model calls it with a plain tool_use, which comes out as a tool call;
-// its result goes back in the request the API accepted, field by field
-// (the tool and tool_choice given through ExtraFields). The final answer
+// its result goes back in the request the API accepted, field by field:
+// the agent's tool "memory" is sent as the ServerTools entry of that name.
+// The final answer
 // begins with two newlines, kept as sent.
 func TestPydanticAIMemoryTool(t *testing.T) {
 	t.Parallel()
@@ -238,12 +242,14 @@ func TestPydanticAIMemoryTool(t *testing.T) {
 	r := newReplay(t,
 		jsonReply(pyd(t, "memory-tool-1.response.json")),
 		jsonReply(pyd(t, "memory-tool-2.response.json")))
-	p := r.provider("claude-sonnet-4-5", &Options{MaxRetries: -1, ExtraFields: map[string]any{
-		"tools":       recorded["tools"],
-		"tool_choice": recorded["tool_choice"],
-	}})
+	p := r.provider("claude-sonnet-4-5", &Options{
+		MaxRetries:  -1,
+		ServerTools: []sdk.ToolUnionParam{{OfMemoryTool20250818: &sdk.MemoryTool20250818Param{}}},
+	})
+	memory := []agentrt.ToolSpec{{Name: "memory", Description: "the agent's own", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	auto := agentrt.ToolChoice{Mode: "auto"}
 	msgs := []agentrt.Message{agentrt.NewUserMessage("Where do I live?")}
-	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs, MaxTokens: 4096})
+	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs, MaxTokens: 4096, Tools: memory, ToolChoice: auto})
 	require.NoError(t, err)
 	require.Equal(t, agentrt.NewAssistantMessage(
 		agentrt.TextBlock("I'll check my memory to see if I have information about where you live."),
@@ -254,7 +260,7 @@ func TestPydanticAIMemoryTool(t *testing.T) {
 	require.Equal(t, "claude-sonnet-4-5-20250929", resp.Model)
 
 	msgs = append(msgs, resp.Message, agentrt.NewToolMessage("toolu_01YC8RhZeDTZRbb8n1gUFTmb", "The user lives in Mexico City.", false))
-	resp, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs, MaxTokens: 4096})
+	resp, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs, MaxTokens: 4096, Tools: memory, ToolChoice: auto})
 	require.NoError(t, err)
 	require.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock("\n\nAccording to my memory, you live in **Mexico City**.")), resp.Message)
 	require.Equal(t, agentrt.FinishStop, resp.Finish)

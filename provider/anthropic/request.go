@@ -45,20 +45,13 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 		return params, err
 	}
 	params.Messages = msgs
-	if tc, err := toolChoice(req.ToolChoice, len(req.Tools)); err != nil {
+	if params.Tools, err = p.tools(req.Tools); err != nil {
+		return params, err
+	}
+	if tc, err := toolChoice(req.ToolChoice, len(params.Tools)); err != nil {
 		return params, err
 	} else if tc != nil {
 		params.ToolChoice = *tc
-	}
-	if len(req.Tools) > 0 {
-		params.Tools = make([]sdk.ToolUnionParam, 0, len(req.Tools))
-		for _, spec := range req.Tools {
-			tool, err := toTool(spec)
-			if err != nil {
-				return params, err
-			}
-			params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: tool})
-		}
 	}
 	if req.ResponseSchema != nil {
 		schema, err := outputSchema(req.ResponseSchema)
@@ -76,6 +69,57 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 		params.SetExtraFields(p.extras)
 	}
 	return params, nil
+}
+
+// tools maps the agent's tools, then adds the ServerTools; a server tool
+// named like one of the agent's is sent in its place.
+func (p *Provider) tools(specs []agentrt.ToolSpec) ([]sdk.ToolUnionParam, error) {
+	var tools []sdk.ToolUnionParam
+	placed := make([]bool, len(p.servers))
+next:
+	for _, spec := range specs {
+		for i, st := range p.servers {
+			if st.name == spec.Name {
+				tools = append(tools, st.param())
+				placed[i] = true
+				continue next
+			}
+		}
+		tool, err := toTool(spec)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, sdk.ToolUnionParam{OfTool: tool})
+	}
+	for i, st := range p.servers {
+		if !placed[i] {
+			tools = append(tools, st.param())
+		}
+	}
+	return tools, nil
+}
+
+// serverTool is one of the ServerTools, kept as JSON: a request gets a
+// copy of its own, which nothing else shares.
+type serverTool struct {
+	name string
+	json []byte
+}
+
+func newServerTool(t sdk.ToolUnionParam) serverTool {
+	b, err := json.Marshal(t)
+	if err != nil || len(b) < 2 || b[0] != '{' {
+		panic(fmt.Sprintf("anthropic: New: ServerTools: a tool that is not a JSON object (%s, %v)", b, err))
+	}
+	var name string
+	if n := t.GetName(); n != nil {
+		name = *n
+	}
+	return serverTool{name: name, json: b}
+}
+
+func (t serverTool) param() sdk.ToolUnionParam {
+	return param.Override[sdk.ToolUnionParam](json.RawMessage(t.json))
 }
 
 // toolChoice maps a ToolChoice; nil for the zero value (not sent: the
@@ -125,9 +169,12 @@ func setBreakpoints(params *sdk.MessageNewParams, stable position) {
 	eph := sdk.NewCacheControlEphemeralParam()
 	if n := len(params.System); n > 0 {
 		params.System[n-1].CacheControl = eph
-	} else if n := len(params.Tools); n > 0 {
-		if cc := params.Tools[n-1].GetCacheControl(); cc != nil {
-			*cc = eph
+	} else {
+		for i := len(params.Tools) - 1; i >= 0; i-- {
+			if cc := params.Tools[i].GetCacheControl(); cc != nil { // not a ServerTools copy
+				*cc = eph
+				break
+			}
 		}
 	}
 	for _, at := range [...]position{stable, {msg: stable.msg - 1, blocks: -1}} {

@@ -53,6 +53,8 @@
 //   - Tools → one tool with functionDeclarations; each InputSchema is
 //     converted by [ToolParameters] to the OpenAPI subset Gemini accepts.
 //     No tools, no declarations.
+//   - Options.ServerTools (built-in tools the API runs: googleSearch,
+//     codeExecution, urlContext...) → the tools after that one, each as given.
 //   - ToolChoice → toolConfig.functionCallingConfig: zero not sent (AUTO);
 //     "auto" AUTO, "none" NONE, "required" ANY, "tool" ANY with
 //     allowedFunctionNames [Name].
@@ -66,7 +68,8 @@
 //     the body would otherwise list them alphabetically. Gemini 3 models
 //     accept it together with tools; earlier models refuse JSON output with
 //     function calling (HTTP 400, [agentrt.ErrInvalidRequest]).
-//   - Options.ExtraFields → merged into the body (the SDK's ExtraBody).
+//   - Options.ExtraFields → merged into the body (the SDK's ExtraBody); a
+//     "tools" key there replaces the whole tools array.
 //
 // Answers:
 //
@@ -76,8 +79,10 @@
 //   - functionCall parts → tool_use blocks, the args re-encoded as a JSON
 //     object (keys sorted; no args is {}).
 //   - Parts the runtime has no block for (executableCode,
-//     codeExecutionResult, inlineData and fileData output) are left out,
-//     with their thought signatures.
+//     codeExecutionResult, the toolCall and toolResponse parts of built-in
+//     tools, inlineData and fileData output) are left out, with their
+//     thought signatures; so are the candidate's groundingMetadata and
+//     urlContextMetadata.
 //   - finishReason: STOP → FinishStop, or FinishToolUse when the answer
 //     calls tools; MAX_TOKENS → FinishLength; SAFETY, RECITATION,
 //     BLOCKLIST, PROHIBITED_CONTENT, SPII, the image filters and Vertex
@@ -187,8 +192,10 @@
 //
 // # Not mapped yet
 //
-//   - Images or files in answers (image generation); code execution and
-//     server-side tools (Google Search, URL context).
+//   - Images or files in answers (image generation); what built-in tools
+//     (Options.ServerTools) return besides the model's text: code and its
+//     results, search queries, sources and citations. Their toolCall and
+//     toolResponse parts are not sent back in later requests either.
 //   - Thinking configuration (thinkingConfig can be set through
 //     Options.ExtraFields).
 //   - Candidate count, safety settings, explicit cached content

@@ -126,3 +126,50 @@ func ExampleToolParameters() {
 	//   "type": "OBJECT"
 	// }
 }
+
+// Built-in tools next to the agent's own: Google Search grounding and code
+// execution, which the API runs itself. The stand-in for the API prints the
+// tools the request carries and answers with a grounded text.
+func ExampleOptions_serverTools() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Tools json.RawMessage }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Println(string(body.Tools))
+		fmt.Fprint(w, `{"candidates":[{"content":{"parts":[{"text":"Utqiagvik, Alaska."}],"role":"model"},"finishReason":"STOP",`+
+			`"groundingMetadata":{"webSearchQueries":["northernmost city in the United States"]}}],"modelVersion":"gemini-3-flash-preview"}`)
+	}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:      "my-api-key",
+		Backend:     genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}, // leave empty for the real API
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := gemini.New(client, "gemini-3-flash-preview", &gemini.Options{
+		ServerTools: []*genai.Tool{
+			{GoogleSearch: &genai.GoogleSearch{}},
+			{CodeExecution: &genai.ToolCodeExecution{}},
+		},
+		// The Gemini API wants this when built-in tools and function
+		// declarations are used together.
+		ExtraFields: map[string]any{"toolConfig": map[string]any{"includeServerSideToolInvocations": true}},
+	})
+	resp, err := p.Plan(ctx, &agentrt.ModelRequest{
+		Messages: []agentrt.Message{agentrt.NewUserMessage("What is the northernmost city in the United States?")},
+		Tools:    []agentrt.ToolSpec{{Name: "get_weather", Description: "Weather in a city."}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Message.Text())
+	// Output:
+	// [{"functionDeclarations":[{"description":"Weather in a city.","name":"get_weather"}]},{"googleSearch":{}},{"codeExecution":{}}]
+	// Utqiagvik, Alaska.
+}

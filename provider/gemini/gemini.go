@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"google.golang.org/genai"
@@ -72,8 +73,19 @@ type Options struct {
 	//
 	// It uses the SDK's HTTPOptions.ExtraBody: the client's own ExtraBody,
 	// if any, is merged first. New copies the map; values must be
-	// JSON-encodable.
+	// JSON-encodable. A key's value that is not an object replaces the
+	// adapter's: "tools" replaces the whole tools array, the agent's
+	// function declarations and ServerTools included (ServerTools adds).
 	ExtraFields map[string]any
+
+	// ServerTools are tools the API runs itself, such as
+	// &genai.Tool{GoogleSearch: &genai.GoogleSearch{}}, sent after the
+	// agent's function declarations. Beside those, the Gemini API wants
+	// toolConfig.includeServerSideToolInvocations (set it through
+	// ExtraFields), and older models refuse the mix (HTTP 400). What they
+	// add to an answer is left out of it (see the package doc). New copies
+	// the slice and panics on a nil tool.
+	ServerTools []*genai.Tool
 }
 
 // Provider is the [agentrt.Planner] for the Gemini API (and Vertex AI)
@@ -88,7 +100,8 @@ type Provider struct {
 	temp       *float32
 	maxTokens  int32
 	maxRetries int
-	extra      []byte // ExtraFields merged over the client's ExtraBody, as JSON; nil if none
+	extra      []byte        // ExtraFields merged over the client's ExtraBody, as JSON; nil if none
+	server     []*genai.Tool // Options.ServerTools, copied
 
 	// sleep waits for d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -105,8 +118,8 @@ var (
 // HTTP client, headers and retry options are used as they are. opts may be
 // nil.
 //
-// New panics if client is nil, model is empty or opts.MaxTokens is
-// negative.
+// New panics if client is nil, model is empty, opts.MaxTokens is
+// negative or opts.ServerTools holds a nil tool.
 func New(client *genai.Client, model string, opts *Options) *Provider {
 	if client == nil {
 		panic("gemini: New: nil client")
@@ -121,7 +134,13 @@ func New(client *genai.Client, model string, opts *Options) *Provider {
 	if o.MaxTokens < 0 {
 		panic(fmt.Sprintf("gemini: New: negative MaxTokens %d", o.MaxTokens))
 	}
+	for i, t := range o.ServerTools {
+		if t == nil {
+			panic(fmt.Sprintf("gemini: New: ServerTools[%d] is nil", i))
+		}
+	}
 	p := &Provider{
+		server:    slices.Clone(o.ServerTools),
 		client:    client,
 		model:     model,
 		maxTokens: int32(o.MaxTokens),

@@ -31,8 +31,7 @@ func TestPydanticAICodeExecutionStream(t *testing.T) {
 	t.Parallel()
 	srv := newReplayServer(t, ok(t, "pydanticai/code-execution-stream.sse"))
 	p := New(newClient(t, srv, genai.BackendGeminiAPI, nil), "gemini-2.5-pro", &Options{
-		// The adapter models no built-in tools; ExtraFields sends them.
-		ExtraFields: map[string]any{"tools": []any{map[string]any{"codeExecution": map[string]any{}}}},
+		ServerTools: []*genai.Tool{{CodeExecution: &genai.ToolCodeExecution{}}},
 	})
 	var deltas []string
 	resp, err := p.Plan(context.Background(), &agentrt.ModelRequest{
@@ -121,7 +120,7 @@ func TestPydanticAIAnswers(t *testing.T) {
 		request string   // the recorded request
 		keys    []string // its keys that the adapter's request must match
 		model   string
-		extra   map[string]any
+		server  []*genai.Tool // Options.ServerTools
 		req     agentrt.ModelRequest
 		text    string
 		deltas  []string
@@ -155,7 +154,7 @@ func TestPydanticAIAnswers(t *testing.T) {
 		{
 			name: "url context", file: "url-context.json", request: "url-context.request.json",
 			keys: []string{"contents", "systemInstruction", "tools"}, model: "gemini-2.5-flash",
-			extra: map[string]any{"tools": []any{map[string]any{"urlContext": map[string]any{}}}},
+			server: []*genai.Tool{{URLContext: &genai.URLContext{}}},
 			req: agentrt.ModelRequest{
 				System: "You are a helpful chatbot.",
 				Messages: []agentrt.Message{agentrt.NewUserMessage(
@@ -178,7 +177,7 @@ func TestPydanticAIAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newReplayServer(t, ok(t, "pydanticai/"+tc.file))
-			p := New(newClient(t, srv, genai.BackendGeminiAPI, nil), tc.model, &Options{ExtraFields: tc.extra})
+			p := New(newClient(t, srv, genai.BackendGeminiAPI, nil), tc.model, &Options{ServerTools: tc.server})
 			req := tc.req
 			var deltas []string
 			stream := strings.HasSuffix(tc.file, ".sse")

@@ -311,6 +311,7 @@ func (p *Provider) config(req *agentrt.ModelRequest, contents []*genai.Content) 
 		}
 		c.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
 	}
+	c.Tools = append(c.Tools, p.server...)
 	switch tc := req.ToolChoice; tc.Mode {
 	case "":
 	case "auto", "none", "required":
