@@ -228,8 +228,11 @@
 // input_file parts (the API takes media in tool results); images are
 // input_image (a data: URL or a URL), PDFs input_file (file_data with its
 // name, or file_url); audio and other media types are refused before
-// sending with [agentrt.ErrUnsupportedContent]. ToolChoice becomes
-// tool_choice ("tool" as {"type":"function","name":...}), ResponseSchema
+// sending with [agentrt.ErrUnsupportedContent]. The tools OpenAI runs
+// itself, [ResponsesOptions].ServerTools (web search, file search, code
+// interpreter, remote MCP...), follow the function tools in "tools".
+// ToolChoice becomes tool_choice when there is any tool ("tool" as
+// {"type":"function","name":...}), ResponseSchema
 // text.format json_schema (strict when the schema allows), MaxTokens
 // max_output_tokens. Out of the reply: output_text and refusal parts are
 // text blocks (a refusal finishes with FinishContentFilter), function_call
@@ -239,7 +242,12 @@
 // An incomplete response finishes with FinishLength (max_output_tokens) or
 // FinishContentFilter; a failed one, or an error event in the stream, is a
 // ProviderError with the API's code. Usage: input_tokens, output_tokens,
-// reasoning_tokens, cached_tokens and cache_write_tokens. Output items of
-// built-in tools (web search, file search...) are not mapped: no such tool
-// is offered.
+// reasoning_tokens, cached_tokens and cache_write_tokens. The output items
+// of server tools (web_search_call, file_search_call,
+// code_interpreter_call, image_generation_call, mcp_list_tools, mcp_call...)
+// are not mapped, so not sent back either: the next call has the answer's
+// text (and, with PreviousResponseID, the stored response), not the
+// search results, the code's output or the generated image. An
+// mcp_approval_request that the response leaves unanswered is an error
+// (ErrInvalidRequest): nothing could answer it.
 package openai

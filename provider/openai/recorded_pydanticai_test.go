@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -277,14 +278,15 @@ func TestRecordedPydanticAIFileSearch(t *testing.T) {
 	srv := newReplay(t,
 		reply{body: fixture(t, pyd("responses-file-search.json"))},
 		reply{body: fixture(t, pyd("responses-file-search-followup.response.json"))})
-	var tools struct {
-		Tools []any `json:"tools"`
-	}
-	require.NoError(t, json.Unmarshal(fixture(t, pyd("responses-file-search-followup.request.json")), &tools))
-	p := srv.responses(&openai.ResponsesOptions{ExtraFields: map[string]any{"tools": tools.Tools, "tool_choice": "auto"}})
+	// The hosted file_search tool as ServerTools, and tool_choice "auto"
+	// from the request: sent since there are tools, if server tools only.
+	p := srv.responses(&openai.ResponsesOptions{ServerTools: []responses.ToolUnionParam{
+		responses.ToolParamOfFileSearch([]string{"vs_6931d72a43048191bbe7518b93c1d8ed"}),
+	}})
 	req := &agentrt.ModelRequest{
-		System:   "You are a helpful assistant.",
-		Messages: []agentrt.Message{agentrt.NewUserMessage("What is the capital of France?")},
+		System:     "You are a helpful assistant.",
+		Messages:   []agentrt.Message{agentrt.NewUserMessage("What is the capital of France?")},
+		ToolChoice: agentrt.ToolChoice{Mode: "auto"},
 	}
 	first, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
@@ -304,8 +306,8 @@ func TestRecordedPydanticAIFileSearch(t *testing.T) {
 	// The recorded request: the assistant's earlier answer as a message
 	// item with a string content (the file_search_call item is not sent
 	// back), the system prompt as instructions where the adapter sends a
-	// developer message, and the file_search tool, sent here through
-	// ExtraFields.
+	// developer message, and the file_search tool with tool_choice, the
+	// same in both requests.
 	var rec map[string]any
 	require.NoError(t, json.Unmarshal(fixture(t, pyd("responses-file-search-followup.request.json")), &rec))
 	body := srv.request(1).Body
@@ -319,6 +321,9 @@ func TestRecordedPydanticAIFileSearch(t *testing.T) {
 		assert.JSONEq(t, `[{"type":"input_text","text":`+jsonText(t, recInput[2*i].(map[string]any)["content"])+`}]`, jsonText(t, input[n]["content"]))
 		assert.Equal(t, "user", input[n]["role"])
 	}
-	assert.JSONEq(t, field(t, rec, "tools"), field(t, body, "tools"))
-	assert.JSONEq(t, field(t, rec, "tool_choice"), field(t, body, "tool_choice"))
+	for i := range 2 {
+		b := srv.request(i).Body
+		assert.JSONEq(t, field(t, rec, "tools"), field(t, b, "tools"), "request %d", i)
+		assert.JSONEq(t, field(t, rec, "tool_choice"), field(t, b, "tool_choice"), "request %d", i)
+	}
 }

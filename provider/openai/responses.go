@@ -72,8 +72,31 @@ type ResponsesOptions struct {
 	// with "strict": false, as they are.
 	DisableStrict bool
 
+	// ServerTools are tools that OpenAI runs itself (web search, file
+	// search, code interpreter, image generation, a remote MCP server,
+	// hosted shell...), sent in "tools" after the function tools of the
+	// ModelRequest, in this order, on every call (so the prompt's prefix,
+	// and its cache, stay the same):
+	//
+	//	ServerTools: []responses.ToolUnionParam{
+	//		responses.ToolParamOfWebSearch(responses.WebSearchToolTypeWebSearch),
+	//		responses.ToolParamOfFileSearch([]string{"vs_123"}),
+	//	}
+	//
+	// Their output items are not mapped and not sent back (see "Responses
+	// API" in the package doc); only the answer's text is kept. A tool
+	// whose calls the client must answer (function, custom, computer,
+	// local shell, a shell without a container environment, apply_patch,
+	// namespace, client tool_search) and an mcp tool without
+	// require_approval "never" make NewResponses panic: no one could
+	// answer their calls or approval requests. NewResponses copies the
+	// slice, not the parameters its elements point to.
+	ServerTools []responses.ToolUnionParam
+
 	// ExtraFields are merged into the top level of every request body last
-	// ("service_tier", "parallel_tool_calls", "truncation", ...).
+	// ("service_tier", "parallel_tool_calls", "truncation", ...). A "tools"
+	// field there replaces the whole list, the function tools of the
+	// ModelRequest and ServerTools included; use ServerTools to add to it.
 	ExtraFields map[string]any
 }
 
@@ -109,8 +132,9 @@ const responsesProvider = "openai-responses"
 //	client := oai.NewClient() // OPENAI_API_KEY from the environment
 //	p := openai.NewResponses(client, "gpt-5-mini", &openai.ResponsesOptions{ReasoningSummary: "auto"})
 //
-// opts may be nil for the defaults. NewResponses panics if model is empty
-// or opts.MaxTokens is negative.
+// opts may be nil for the defaults. NewResponses panics if model is empty,
+// opts.MaxTokens is negative or opts.ServerTools holds a tool it refuses
+// (see there).
 func NewResponses(client oai.Client, model string, opts *ResponsesOptions) *Responses {
 	if model == "" {
 		panic("openai: NewResponses: empty model name")
@@ -119,6 +143,7 @@ func NewResponses(client oai.Client, model string, opts *ResponsesOptions) *Resp
 	if opts != nil {
 		r.opts = *opts
 		r.opts.ExtraFields = maps.Clone(opts.ExtraFields)
+		r.opts.ServerTools = slices.Clone(opts.ServerTools)
 		if opts.Temperature != nil {
 			t := *opts.Temperature
 			r.opts.Temperature = &t
@@ -126,6 +151,11 @@ func NewResponses(client oai.Client, model string, opts *ResponsesOptions) *Resp
 	}
 	if r.opts.MaxTokens < 0 {
 		panic(fmt.Sprintf("openai: NewResponses: negative MaxTokens %d", r.opts.MaxTokens))
+	}
+	for i, t := range r.opts.ServerTools {
+		if err := checkServerTool(t); err != nil {
+			panic(fmt.Sprintf("openai: NewResponses: ServerTools[%d]: %v", i, err))
+		}
 	}
 	if r.opts.PreviousResponseID {
 		r.chain = &responseChain{ids: map[[32]byte]string{}}
@@ -229,4 +259,46 @@ func (c *responseChain) previous(m agentrt.Message) (string, bool) {
 	defer c.mu.Unlock()
 	id, ok := c.ids[k]
 	return id, ok
+}
+
+// checkServerTool refuses a ServerTools entry whose calls the client
+// would have to answer: the adapter drops such output items, so the turn
+// would end without an answer, and the call waiting for it would never
+// be answered.
+func checkServerTool(t responses.ToolUnionParam) error {
+	client := ""
+	switch {
+	case t.OfFunction != nil:
+		return fmt.Errorf("a function tool belongs in ModelRequest.Tools, as an agentrt tool")
+	case t.OfCustom != nil:
+		client = "a custom tool"
+	case t.OfComputer != nil, t.OfComputerUsePreview != nil:
+		client = "a computer tool"
+	case t.OfLocalShell != nil:
+		client = "a local_shell tool"
+	case t.OfApplyPatch != nil:
+		client = "an apply_patch tool"
+	case t.OfNamespace != nil:
+		client = "a namespace of function tools"
+	case t.OfShell != nil:
+		if env := t.OfShell.Environment; env.OfContainerAuto == nil && env.OfContainerReference == nil {
+			client = "a shell tool without a container environment"
+		}
+	case t.OfToolSearch != nil:
+		if t.OfToolSearch.Execution == responses.ToolSearchToolExecutionClient {
+			client = `a tool_search tool with execution "client"`
+		}
+	case t.OfMcp != nil:
+		if t.OfMcp.RequireApproval.OfMcpToolApprovalSetting.Value != "never" {
+			return fmt.Errorf(`mcp tool %q: set RequireApproval to "never": nothing could answer its mcp_approval_request items`, t.OfMcp.ServerLabel)
+		}
+	default:
+		if b, err := json.Marshal(t); err != nil || string(b) == "null" {
+			return fmt.Errorf("no tool set")
+		}
+	}
+	if client != "" {
+		return fmt.Errorf("%s is run by the client, and this adapter cannot answer its calls", client)
+	}
+	return nil
 }

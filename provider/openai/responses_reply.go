@@ -72,7 +72,8 @@ func (r *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 // (the calls of a "parallel" wrapper each to its own, see
 // [parallelCalls]), in the order of the output. tools are the tools
 // the request declared. Other items (server-side tool calls, MCP,
-// custom tool calls, compaction) are left out.
+// custom tool calls, compaction) are left out, but an MCP approval
+// request that nothing answered is an error (see [pendingApproval]).
 func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec) (*agentrt.ModelResponse, error) {
 	if resp == nil {
 		return nil, badResponse("the reply is empty", nil)
@@ -80,6 +81,9 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 	if resp.Status == responses.ResponseStatusFailed {
 		info := errorInfo{Code: string(resp.Error.Code), Message: resp.Error.Message}
 		return nil, &agentrt.ProviderError{Provider: providerName, Code: info.Code, Message: firstNonEmpty(info.Message, "the response failed"), Kind: failureKind(info)}
+	}
+	if err := pendingApproval(resp.Output); err != nil {
+		return nil, err
 	}
 	var blocks []agentrt.Block
 	calls, refused := 0, false
@@ -152,6 +156,27 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 		Finish: responsesFinish(resp, calls > 0, refused),
 		Model:  model,
 	}, nil
+}
+
+// pendingApproval refuses a response that waits for the approval of a
+// remote MCP tool call (an mcp_approval_request item that no mcp_call of
+// the same output answers): the runtime has no way to send the
+// mcp_approval_response, and without an error the turn would end with no
+// answer. An mcp tool with require_approval "never" asks for none.
+func pendingApproval(output []responses.ResponseOutputItemUnion) error {
+	for _, item := range output {
+		if item.Type != "mcp_approval_request" {
+			continue
+		}
+		answered := slices.ContainsFunc(output, func(o responses.ResponseOutputItemUnion) bool {
+			return o.Type == "mcp_call" && o.ApprovalRequestID == item.ID
+		})
+		if !answered {
+			return invalidRequest(fmt.Sprintf(`the response waits for the approval of a call of %q on MCP server %q (mcp_approval_request %s), which this adapter cannot give: declare the mcp tool with require_approval "never"`,
+				item.Name, item.ServerLabel, item.ID))
+		}
+	}
+	return nil
 }
 
 // responsesFinish maps a response's status: an incomplete response to

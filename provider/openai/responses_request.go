@@ -72,7 +72,9 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 		}
 		params.Tools = append(params.Tools, responses.ToolUnionParam{OfFunction: &fn})
 	}
-	if len(req.Tools) > 0 {
+	// The tools OpenAI runs, after the function tools, in a fixed order.
+	params.Tools = append(params.Tools, r.opts.ServerTools...)
+	if len(params.Tools) > 0 {
 		switch tc := req.ToolChoice; tc.Mode {
 		case "":
 		case "auto", "none", "required":
