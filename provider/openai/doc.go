@@ -216,7 +216,9 @@
 // Signature its encrypted content, asked for with include
 // "reasoning.encrypted_content") and is sent back as a reasoning item with
 // the next requests, from the same process or from a session resumed
-// later. [ResponsesOptions].PreviousResponseID stores responses at OpenAI
+// later; except one that a server tool's call (or another item this
+// adapter does not send back) followed, which the API would refuse
+// without it: its summary is kept as text, the item left out. [ResponsesOptions].PreviousResponseID stores responses at OpenAI
 // and chains the calls instead (see its trade-off).
 //
 // Mapped as for Chat Completions, with these differences: the system prompt

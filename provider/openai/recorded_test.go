@@ -245,9 +245,8 @@ func TestRecordedResponses(t *testing.T) {
 			// Reasoning items without summary between code_interpreter_call items.
 			name: "code interpreter calls", file: "code-interpreter-call.json",
 			blocks: []wantBlock{
-				withID(thinking(""), "rs_024ee52fc1900767006903bf2cf8348193be2e9dedeedfd7eb"),
-				withID(thinking(""), "rs_024ee52fc1900767006903bf381cec8193a48068baa82e17a3"),
-				withID(thinking(""), "rs_024ee52fc1900767006903bf3ddb0881939e1af28db8fb9f17"),
+				// The reasoning before each code_interpreter_call is not
+				// kept: it could not be sent back without the call.
 				withID(thinking(""), "rs_024ee52fc1900767006903bf40cd488193b3a36868bf31054a"),
 				long(text("I ran 10,000 trials of rolling two dice and summed"), "with only the total, I can adjust and re-upload.", 463),
 			},

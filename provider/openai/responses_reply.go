@@ -87,7 +87,7 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 	}
 	var blocks []agentrt.Block
 	calls, refused := 0, false
-	for _, item := range resp.Output {
+	for i, item := range resp.Output {
 		switch item.Type {
 		case "reasoning":
 			var texts []string
@@ -106,6 +106,16 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 			b := agentrt.Block{Type: agentrt.BlockThinking, ID: item.ID, Text: strings.Join(texts, "\n\n"), Provider: responsesProvider}
 			if item.EncryptedContent != "" {
 				b.Signature = []byte(item.EncryptedContent)
+			}
+			if !followedByAnswer(resp.Output, i) {
+				// The API refuses a reasoning item sent back without the
+				// item that followed it ("provided without its required
+				// following item"), and a server tool's call is not sent
+				// back: its text is kept, the item is not sent.
+				if b.Text == "" {
+					continue
+				}
+				b.ID, b.Signature = "", nil
 			}
 			blocks = append(blocks, b)
 		case "message":
@@ -156,6 +166,16 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 		Finish: responsesFinish(resp, calls > 0, refused),
 		Model:  model,
 	}, nil
+}
+
+// followedByAnswer reports whether the item after output[i] is one this
+// adapter maps and sends back: a message or a function call.
+func followedByAnswer(output []responses.ResponseOutputItemUnion, i int) bool {
+	if i+1 >= len(output) {
+		return false
+	}
+	t := output[i+1].Type
+	return t == "message" || t == "function_call"
 }
 
 // pendingApproval refuses a response that waits for the approval of a

@@ -215,3 +215,49 @@ func TestResponsesPendingMCPApproval(t *testing.T) {
 	require.NoError(t, err, "an approval request that an mcp_call answers is no error")
 	assert.Equal(t, agentrt.FinishStop, resp.Finish)
 }
+
+// TestResponsesReasoningBeforeServerTool checks a reply whose reasoning
+// items precede a web_search_call and a message, in the shape the API
+// sends: the item before the server tool's call, which is not sent back,
+// keeps its summary as text but is not sent back either (the API refuses
+// a reasoning item without the item that followed it); the one before the
+// message is sent back with its encrypted content.
+func TestResponsesReasoningBeforeServerTool(t *testing.T) {
+	t.Parallel()
+	const answer = `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5-mini",
+"output":[
+ {"id":"rs_search","type":"reasoning","summary":[{"type":"summary_text","text":"Searching the news."}],"encrypted_content":"gAAAA-search"},
+ {"id":"ws_1","type":"web_search_call","status":"completed","action":{"type":"search","query":"news"}},
+ {"id":"rs_answer","type":"reasoning","summary":[],"encrypted_content":"gAAAA-answer"},
+ {"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Here is the news.","annotations":[]}]}],
+"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}`
+	srv := newReplay(t, reply{body: []byte(answer)}, reply{body: []byte(textReply)})
+	p := srv.responses(&openai.ResponsesOptions{ServerTools: []responses.ToolUnionParam{
+		responses.ToolParamOfWebSearch(responses.WebSearchToolTypeWebSearch),
+	}})
+	req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("news?")}}
+	first, err := p.Plan(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, []agentrt.Block{
+		{Type: agentrt.BlockThinking, Text: "Searching the news.", Provider: "openai-responses"},
+		{Type: agentrt.BlockThinking, ID: "rs_answer", Signature: []byte("gAAAA-answer"), Provider: "openai-responses"},
+		agentrt.TextBlock("Here is the news."),
+	}, first.Message.Blocks)
+
+	req.Messages = append(req.Messages, first.Message, agentrt.NewUserMessage("more?"))
+	_, err = p.Plan(context.Background(), req)
+	require.NoError(t, err)
+	var input []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(field(t, srv.request(1).Body, "input")), &input))
+	var types []string
+	for _, item := range input {
+		types = append(types, stringOr(item["type"])+stringOr(item["role"])+":"+stringOr(item["id"]))
+	}
+	assert.Equal(t, []string{"user:", "reasoning:rs_answer", "assistant:", "user:"}, types)
+}
+
+// stringOr returns v if it is a string, "" otherwise.
+func stringOr(v any) string {
+	s, _ := v.(string)
+	return s
+}
