@@ -59,7 +59,9 @@ type ResponsesOptions struct {
 	// the conversation is kept at OpenAI (for its retention period, and
 	// not at all for zero-data-retention organisations), and the chain
 	// lives in this value's memory, so a new process (or a session edited
-	// in between) sends the whole history again. By default (false)
+	// in between) sends the whole history again, without its reasoning
+	// items (with "store": true the API refuses them there, as the session
+	// keeps no ids of the items that followed them). By default (false)
 	// nothing is stored: the session is the only copy and every request
 	// carries it all, reasoning included as encrypted content.
 	PreviousResponseID bool

@@ -197,7 +197,7 @@ func TestResponsesHTTPErrors(t *testing.T) {
 
 // With PreviousResponseID, responses are stored and a follow-up sends
 // only what came after the answer it chains on; another planner (a new
-// process) sends the whole history again.
+// process) sends the whole history again, without its reasoning items.
 func TestResponsesPreviousResponseID(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: rfixture(t, "reasoning-summary-tool-call.response.json")},
@@ -223,7 +223,13 @@ func TestResponsesPreviousResponseID(t *testing.T) {
 	require.NoError(t, err)
 	body = srv.request(2).Body
 	assert.NotContains(t, body, "previous_response_id")
-	assert.Len(t, body["input"], 5)
+	assert.Equal(t, true, body["store"])
+	var types []any
+	for _, item := range body["input"].([]any) {
+		types = append(types, item.(map[string]any)["type"])
+	}
+	assert.Equal(t, []any{nil, nil, "function_call", "function_call_output"}, types,
+		"developer and user messages, the call and its output: no reasoning item, which the API refuses with store true when its following item has no id")
 }
 
 // Only the Responses API's own reasoning goes back: a reasoning item

@@ -35,12 +35,12 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 	// The session's messages, then what only this call has (a hook's
 	// trailing user message), after the last cache breakpoint.
 	n := sessionEnd(msgs)
-	input, err := inputItems(msgs[:n], r.chain != nil)
+	input, err := inputItems(msgs[:n], r.chain == nil)
 	if err != nil {
 		return params, err
 	}
 	stable := len(input) - 1
-	tail, err := inputItems(msgs[n:], r.chain != nil)
+	tail, err := inputItems(msgs[n:], r.chain == nil)
 	if err != nil {
 		return params, err
 	}
@@ -129,9 +129,17 @@ func (r *Responses) params(req *agentrt.ModelRequest) (responses.ResponseNewPara
 }
 
 // inputItems maps the session to input items: a user message per user
-// message, for an assistant message its reasoning items, text and
-// function calls in order, and a function_call_output per tool result.
-func inputItems(msgs []agentrt.Message, stored bool) (responses.ResponseInputParam, error) {
+// message, for an assistant message its reasoning items (when reasoning
+// is true), text and function calls in order, and a function_call_output
+// per tool result.
+//
+// Reasoning goes back only when nothing is stored. A call with "store":
+// true that cannot chain (a new process) sends the whole history, and
+// there the API refuses a reasoning item whose following item comes
+// without its id ("Item 'rs_…' of type 'reasoning' was provided without
+// its required following item", recorded), as the session keeps no item
+// ids of messages and calls.
+func inputItems(msgs []agentrt.Message, reasoning bool) (responses.ResponseInputParam, error) {
 	out := make(responses.ResponseInputParam, 0, len(msgs))
 	for i, m := range msgs {
 		switch m.Role {
@@ -156,7 +164,7 @@ func inputItems(msgs []agentrt.Message, stored bool) (responses.ResponseInputPar
 				case agentrt.BlockToolUse:
 					out = append(out, responses.ResponseInputItemParamOfFunctionCall(toolArguments(b.Input), b.ID, b.Name))
 				case agentrt.BlockThinking:
-					if item, ok := reasoningItem(b, stored); ok {
+					if item, ok := reasoningItem(b); ok && reasoning {
 						out = append(out, item)
 					}
 				}
@@ -179,11 +187,10 @@ func inputItems(msgs []agentrt.Message, stored bool) (responses.ResponseInputPar
 
 // reasoningItem maps a thinking block that came from the Responses API
 // back to its reasoning item: id, summary and encrypted content. Thinking
-// of other vendors, without an item id, or (when responses are not
-// stored) without encrypted content is not sent: the API could not find
-// it.
-func reasoningItem(b agentrt.Block, stored bool) (responses.ResponseInputItemUnionParam, bool) {
-	if b.Provider != responsesProvider || b.ID == "" || (len(b.Signature) == 0 && !stored) {
+// of other vendors, without an item id or without encrypted content is
+// not sent: the API could not use it.
+func reasoningItem(b agentrt.Block) (responses.ResponseInputItemUnionParam, bool) {
+	if b.Provider != responsesProvider || b.ID == "" || len(b.Signature) == 0 {
 		return responses.ResponseInputItemUnionParam{}, false
 	}
 	summary := []responses.ResponseReasoningItemSummaryParam{}
