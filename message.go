@@ -73,7 +73,8 @@ type Block struct {
 	URL string `json:"url,omitempty"`
 	// Signature is opaque data a vendor attaches to a block and wants back
 	// in later requests: the signature or encrypted content of a thinking
-	// block, or Gemini's thought signature on a text or tool_use block.
+	// block, Gemini's thought signature on a text or tool_use block, or the
+	// id of the OpenAI Responses output item a block came from.
 	// Provider adapters set and read it; it is kept in the session (base64
 	// in JSON) so that a resumed session can send it again.
 	Signature []byte `json:"signature,omitempty"`

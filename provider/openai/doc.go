@@ -218,7 +218,11 @@
 // the next requests, from the same process or from a session resumed
 // later; except one that a server tool's call (or another item this
 // adapter does not send back) followed, which the API would refuse
-// without it: its summary is kept as text, the item left out. [ResponsesOptions].PreviousResponseID stores responses at OpenAI
+// without it: its summary is kept as text, the item left out. Beside
+// reasoning, the message and function call items keep their ids (msg_…,
+// fc_…, as the Signature of the text and tool_use blocks) and go back with
+// them, as the API accepted in a recording: it pairs a reasoning item with
+// the item that followed it by id. [ResponsesOptions].PreviousResponseID stores responses at OpenAI
 // and chains the calls instead (see its trade-off).
 //
 // Mapped as for Chat Completions, with these differences: the system prompt

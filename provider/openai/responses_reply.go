@@ -87,6 +87,8 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 	}
 	var blocks []agentrt.Block
 	calls, refused := 0, false
+	// Item ids matter only beside reasoning items (see withItemID).
+	reasoned := slices.ContainsFunc(resp.Output, func(o responses.ResponseOutputItemUnion) bool { return o.Type == "reasoning" })
 	for i, item := range resp.Output {
 		switch item.Type {
 		case "reasoning":
@@ -130,7 +132,7 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 				}
 			}
 			if text.Len() > 0 {
-				blocks = append(blocks, agentrt.TextBlock(text.String()))
+				blocks = append(blocks, withItemID(agentrt.TextBlock(text.String()), item.ID, reasoned))
 			}
 		case "function_call":
 			if item.Name == "" {
@@ -145,7 +147,7 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 				calls += len(expanded)
 				continue
 			}
-			blocks = append(blocks, agentrt.ToolUseBlock(id, item.Name, toolInput(item.Arguments.OfString)))
+			blocks = append(blocks, withItemID(agentrt.ToolUseBlock(id, item.Name, toolInput(item.Arguments.OfString)), item.ID, reasoned))
 			calls++
 		}
 	}
@@ -166,6 +168,17 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 		Finish: responsesFinish(resp, calls > 0, refused),
 		Model:  model,
 	}, nil
+}
+
+// withItemID keeps the id of the output item a text or tool_use block came
+// from (msg_…, fc_…) as its Signature, when the output has reasoning
+// items: the API pairs a reasoning item sent back with the item that
+// followed it by that id (see inputItems).
+func withItemID(b agentrt.Block, id string, reasoned bool) agentrt.Block {
+	if id != "" && reasoned {
+		b.Signature, b.Provider = []byte(id), responsesProvider
+	}
+	return b
 }
 
 // followedByAnswer reports whether the item after output[i] is one this

@@ -157,12 +157,21 @@ func inputItems(msgs []agentrt.Message, reasoning bool) (responses.ResponseInput
 			}
 			out = append(out, responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser))
 		case agentrt.RoleAssistant:
+			ids := reasoning && sendsReasoning(m)
 			for _, b := range m.Blocks {
 				switch b.Type {
 				case agentrt.BlockText:
-					out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, responses.EasyInputMessageRoleAssistant))
+					if id := itemID(b); ids && id != "" {
+						out = append(out, outputMessage(b.Text, id))
+					} else {
+						out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, responses.EasyInputMessageRoleAssistant))
+					}
 				case agentrt.BlockToolUse:
-					out = append(out, responses.ResponseInputItemParamOfFunctionCall(toolArguments(b.Input), b.ID, b.Name))
+					call := responses.ResponseInputItemParamOfFunctionCall(toolArguments(b.Input), b.ID, b.Name)
+					if id := itemID(b); ids && id != "" {
+						call.OfFunctionCall.ID = oai.String(id)
+					}
+					out = append(out, call)
 				case agentrt.BlockThinking:
 					if item, ok := reasoningItem(b); ok && reasoning {
 						out = append(out, item)
@@ -183,6 +192,45 @@ func inputItems(msgs []agentrt.Message, reasoning bool) (responses.ResponseInput
 		}
 	}
 	return out, nil
+}
+
+// sendsReasoning reports whether m has reasoning items that go back, all
+// of its item-bearing thinking blocks among them. Its messages and calls
+// then go back with their item ids: the API pairs a reasoning item with
+// the item that followed it by id, and refuses an item whose reasoning
+// is missing ("provided without its required reasoning item"), so without
+// reasoning no ids are sent.
+func sendsReasoning(m agentrt.Message) bool {
+	n := 0
+	for _, b := range m.Blocks {
+		if b.Type != agentrt.BlockThinking || b.Provider != responsesProvider || b.ID == "" {
+			continue
+		}
+		if _, ok := reasoningItem(b); !ok {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// itemID returns the output item id kept on a text or tool_use block from
+// this API (see withItemID), or "".
+func itemID(b agentrt.Block) string {
+	if b.Provider != responsesProvider {
+		return ""
+	}
+	return string(b.Signature)
+}
+
+// outputMessage is an assistant text sent back as the output message item
+// it came from, with its id, as the API returned it.
+func outputMessage(text, id string) responses.ResponseInputItemUnionParam {
+	content := []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
+		Text:        text,
+		Annotations: []responses.ResponseOutputTextAnnotationUnionParam{},
+	}}}
+	return responses.ResponseInputItemParamOfOutputMessage(content, id, responses.ResponseOutputMessageStatusCompleted)
 }
 
 // reasoningItem maps a thinking block that came from the Responses API

@@ -241,7 +241,7 @@ func TestResponsesReasoningBeforeServerTool(t *testing.T) {
 	require.Equal(t, []agentrt.Block{
 		{Type: agentrt.BlockThinking, Text: "Searching the news.", Provider: "openai-responses"},
 		{Type: agentrt.BlockThinking, ID: "rs_answer", Signature: []byte("gAAAA-answer"), Provider: "openai-responses"},
-		agentrt.TextBlock("Here is the news."),
+		{Type: agentrt.BlockText, Text: "Here is the news.", Signature: []byte("msg_1"), Provider: "openai-responses"},
 	}, first.Message.Blocks)
 
 	req.Messages = append(req.Messages, first.Message, agentrt.NewUserMessage("more?"))
@@ -253,7 +253,7 @@ func TestResponsesReasoningBeforeServerTool(t *testing.T) {
 	for _, item := range input {
 		types = append(types, stringOr(item["type"])+stringOr(item["role"])+":"+stringOr(item["id"]))
 	}
-	assert.Equal(t, []string{"user:", "reasoning:rs_answer", "assistant:", "user:"}, types)
+	assert.Equal(t, []string{"user:", "reasoning:rs_answer", "messageassistant:msg_1", "user:"}, types)
 }
 
 // stringOr returns v if it is a string, "" otherwise.

@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -76,7 +77,8 @@ func TestResponsesToolCall(t *testing.T) {
 	want := agentrt.NewAssistantMessage(
 		agentrt.Block{Type: agentrt.BlockThinking, ID: "rs_0d8949369356df9a016a3c1243e5a0819c87655df5f53e767e", Text: summary,
 			Signature: []byte(item["encrypted_content"].(string)), Provider: "openai-responses"},
-		agentrt.ToolUseBlock("call_4QfIn5gPKIOWzKqBb5D2uuh4", "weather", json.RawMessage(`{"location":"Florence, Italy"}`)),
+		itemBlock(agentrt.ToolUseBlock("call_4QfIn5gPKIOWzKqBb5D2uuh4", "weather", json.RawMessage(`{"location":"Florence, Italy"}`)),
+			rec["output"].([]any)[1].(map[string]any)["id"].(string)),
 	)
 	assert.Equal(t, want, resp.Message)
 	assert.Equal(t, agentrt.FinishToolUse, resp.Finish)
@@ -107,7 +109,7 @@ func TestResponsesToolResultFollowup(t *testing.T) {
 	thinking := first.Message.Blocks[0]
 	sameJSON(t, map[string]any{"type": "reasoning", "id": thinking.ID, "encrypted_content": string(thinking.Signature),
 		"summary": []any{map[string]any{"type": "summary_text", "text": thinking.Text}}}, input[2])
-	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup.request.json"), append(input[:2:2], input[3:]...))
+	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup.request.json"), withoutCallIDs(t, append(input[:2:2], input[3:]...)))
 
 	assert.Equal(t, "It’s currently about 40°C (104°F) in Florence, Italy. Want a forecast or more details like wind and humidity?", resp.Message.Text())
 	require.Len(t, resp.Message.Blocks, 2)
@@ -138,7 +140,9 @@ func TestResponsesStream(t *testing.T) {
 	require.Len(t, first.Message.Blocks, 2)
 	assert.Equal(t, agentrt.BlockThinking, first.Message.Blocks[0].Type)
 	assert.NotEmpty(t, first.Message.Blocks[0].Signature)
-	assert.Equal(t, agentrt.ToolUseBlock("call_zgUaIBRPTwxxOusyyKw5NVMH", "weather", json.RawMessage(`{"location":"Florence, Italy"}`)), first.Message.Blocks[1])
+	call := first.Message.Blocks[1]
+	assert.True(t, strings.HasPrefix(string(call.Signature), "fc_"), "the call's item id: %q", call.Signature)
+	assert.Equal(t, itemBlock(agentrt.ToolUseBlock("call_zgUaIBRPTwxxOusyyKw5NVMH", "weather", json.RawMessage(`{"location":"Florence, Italy"}`)), string(call.Signature)), call)
 	assert.Equal(t, agentrt.FinishToolUse, first.Finish)
 	assert.Positive(t, first.Usage.ReasoningTokens)
 
@@ -149,7 +153,7 @@ func TestResponsesStream(t *testing.T) {
 	require.Len(t, input, 5)
 	assert.Equal(t, "reasoning", input[2].(map[string]any)["type"])
 	assert.Equal(t, string(first.Message.Blocks[0].Signature), input[2].(map[string]any)["encrypted_content"])
-	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup-stream.request.json"), append(input[:2:2], input[3:]...))
+	sameJSON(t, recordedInput(t, "reasoning-summary-tool-result-followup-stream.request.json"), withoutCallIDs(t, append(input[:2:2], input[3:]...)))
 	assert.Greater(t, len(deltas), 1)
 	assert.Equal(t, strings.Join(deltas, ""), resp.Message.Text())
 	assert.Equal(t, "Right now in Florence, Italy, it’s about 40°C (104°F). Would you like a forecast or details like wind and humidity?", resp.Message.Text())
@@ -216,7 +220,8 @@ func TestResponsesToolChoiceFunction(t *testing.T) {
 	require.Len(t, resp.Message.Blocks, 2)
 	assert.Equal(t, agentrt.BlockThinking, resp.Message.Blocks[0].Type)
 	assert.NotEmpty(t, resp.Message.Blocks[0].Signature, "real encrypted content, from a stored response")
-	assert.Equal(t, agentrt.ToolUseBlock("call_sllqlMEFqHePsbF1dDko4Pdq", "semantic_scholar_search", json.RawMessage(`{"query":"machine learning","limit":10}`)), resp.Message.Blocks[1])
+	assert.Equal(t, itemBlock(agentrt.ToolUseBlock("call_sllqlMEFqHePsbF1dDko4Pdq", "semantic_scholar_search", json.RawMessage(`{"query":"machine learning","limit":10}`)),
+		rec["output"].([]any)[1].(map[string]any)["id"].(string)), resp.Message.Blocks[1])
 	assert.Equal(t, agentrt.Usage{InputTokens: 114, OutputTokens: 99, ReasoningTokens: 64}, resp.Usage)
 
 	for mode, want := range map[string]string{"auto": `"auto"`, "none": `"none"`, "required": `"required"`} {
@@ -228,6 +233,34 @@ func TestResponsesToolChoiceFunction(t *testing.T) {
 }
 
 // sameJSON asserts that want and got have the same JSON form.
+// itemBlock is b as a reply with reasoning gives it: with the id of its
+// output item as Signature.
+func itemBlock(b agentrt.Block, id string) agentrt.Block {
+	b.Signature, b.Provider = []byte(id), "openai-responses"
+	return b
+}
+
+// withoutCallIDs returns items with the "id" of their function_call items
+// left out, checking that each had one from the reply (fc_…): the
+// adapter sends it beside the reasoning item the call followed; the
+// recording clients sent none.
+func withoutCallIDs(t *testing.T, items []any) []any {
+	t.Helper()
+	out := make([]any, len(items))
+	for i, it := range items {
+		m := it.(map[string]any)
+		if m["type"] == "function_call" {
+			id, _ := m["id"].(string)
+			assert.True(t, strings.HasPrefix(id, "fc_"), "item %d: the call's item id, got %q", i, id)
+			c := maps.Clone(m)
+			delete(c, "id")
+			it = c
+		}
+		out[i] = it
+	}
+	return out
+}
+
 func sameJSON(t *testing.T, want, got any, msgAndArgs ...any) {
 	t.Helper()
 	w, err := json.Marshal(want)
