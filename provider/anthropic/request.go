@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -76,14 +77,11 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 func (p *Provider) tools(specs []agentrt.ToolSpec) ([]sdk.ToolUnionParam, error) {
 	var tools []sdk.ToolUnionParam
 	placed := make([]bool, len(p.servers))
-next:
 	for _, spec := range specs {
-		for i, st := range p.servers {
-			if st.name == spec.Name {
-				tools = append(tools, st.param())
-				placed[i] = true
-				continue next
-			}
+		if i := slices.IndexFunc(p.servers, func(st serverTool) bool { return st.name == spec.Name }); i >= 0 {
+			tools = append(tools, p.servers[i].param())
+			placed[i] = true
+			continue
 		}
 		tool, err := toTool(spec)
 		if err != nil {

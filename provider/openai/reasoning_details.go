@@ -97,7 +97,7 @@ func mergeDetail(item, frag map[string]json.RawMessage) {
 		switch {
 		case !present(v):
 		case k == "text" || k == "summary" || k == "data":
-			item[k] = rawJSONString(rawString(item[k]) + rawString(v))
+			item[k] = marshalRaw(rawString(item[k]) + rawString(v))
 		case bytes.Equal(bytes.TrimSpace(v), []byte(`""`)):
 			// An empty string does not replace a value.
 			if _, ok := item[k]; !ok {
@@ -114,11 +114,7 @@ func (d *reasoningDetails) json() json.RawMessage {
 	if len(d.items) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(d.items) // raw values that were decoded from JSON always encode
-	return bytes.TrimSpace(buf.Bytes())
+	return marshalRaw(d.items) // raw values that were decoded from JSON always encode
 }
 
 // detailsText returns the reasoning text a reasoning_details list holds:
@@ -199,11 +195,12 @@ func rawString(v json.RawMessage) string {
 	return s
 }
 
-// rawJSONString encodes s as a JSON string, without escaping HTML.
-func rawJSONString(s string) json.RawMessage {
+// marshalRaw encodes v as JSON without escaping HTML, so that the text
+// the server sent goes back as it came ("<" stays "<").
+func marshalRaw(v any) json.RawMessage {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
+	_ = enc.Encode(v)
 	return bytes.TrimSpace(buf.Bytes())
 }

@@ -252,14 +252,8 @@ func dataURL(b agentrt.Block) string {
 // assistantMessage maps an assistant message: its text blocks joined as
 // the content, its tool_use blocks as tool_calls (with the thought
 // signature this adapter kept from Gemini, as extra_content), the
-// reasoning_details items its thinking blocks from an OpenAI-compatible
-// server hold as "reasoning_details", and, when reasoning is true, the
-// text of such blocks without items as "reasoning_content", or as
-// "reasoning" when it came in that field (the block's Name): Groq
-// returns "reasoning" and refuses an assistant message with
-// "reasoning_content" (HTTP 400, "property 'reasoning_content' is
-// unsupported"); its API takes "reasoning" (and Cerebras accepted it in
-// a recorded follow-up).
+// reasoning_details its thinking blocks hold, and, when reasoning is true,
+// the text of the others in the field it came in (see doc.go).
 func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessageParamUnion {
 	var a oai.ChatCompletionAssistantMessageParam
 	var text, think strings.Builder
@@ -283,7 +277,7 @@ func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessa
 			} else if reasoning && b.Text != "" {
 				think.WriteString(b.Text)
 				hasThink = true
-				if b.Name == "reasoning" {
+				if b.Name == "reasoning" { // Groq refuses reasoning_content (HTTP 400) and takes this
 					thinkField = b.Name
 				}
 			}

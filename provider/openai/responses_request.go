@@ -173,8 +173,8 @@ func inputItems(msgs []agentrt.Message, reasoning bool) (responses.ResponseInput
 					}
 					out = append(out, call)
 				case agentrt.BlockThinking:
-					if item, ok := reasoningItem(b); ok && reasoning {
-						out = append(out, item)
+					if reasoning && goesBack(b) {
+						out = append(out, reasoningItem(b))
 					}
 				}
 			}
@@ -206,12 +206,19 @@ func sendsReasoning(m agentrt.Message) bool {
 		if b.Type != agentrt.BlockThinking || b.Provider != responsesProvider || b.ID == "" {
 			continue
 		}
-		if _, ok := reasoningItem(b); !ok {
+		if !goesBack(b) {
 			return false
 		}
 		n++
 	}
 	return n > 0
+}
+
+// goesBack reports whether a thinking block goes back as a reasoning
+// item: one of this API's, with its item id and encrypted content
+// (without it, the API could not use the item).
+func goesBack(b agentrt.Block) bool {
+	return b.Provider == responsesProvider && b.ID != "" && len(b.Signature) > 0
 }
 
 // itemID returns the output item id kept on a text or tool_use block from
@@ -233,23 +240,16 @@ func outputMessage(text, id string) responses.ResponseInputItemUnionParam {
 	return responses.ResponseInputItemParamOfOutputMessage(content, id, responses.ResponseOutputMessageStatusCompleted)
 }
 
-// reasoningItem maps a thinking block that came from the Responses API
-// back to its reasoning item: id, summary and encrypted content. Thinking
-// of other vendors, without an item id or without encrypted content is
-// not sent: the API could not use it.
-func reasoningItem(b agentrt.Block) (responses.ResponseInputItemUnionParam, bool) {
-	if b.Provider != responsesProvider || b.ID == "" || len(b.Signature) == 0 {
-		return responses.ResponseInputItemUnionParam{}, false
-	}
+// reasoningItem maps a thinking block that goes back (see goesBack) to
+// its reasoning item: id, summary and encrypted content.
+func reasoningItem(b agentrt.Block) responses.ResponseInputItemUnionParam {
 	summary := []responses.ResponseReasoningItemSummaryParam{}
 	if b.Text != "" {
 		summary = append(summary, responses.ResponseReasoningItemSummaryParam{Text: b.Text})
 	}
 	item := responses.ResponseInputItemParamOfReasoning(b.ID, summary)
-	if len(b.Signature) > 0 {
-		item.OfReasoning.EncryptedContent = oai.String(string(b.Signature))
-	}
-	return item, true
+	item.OfReasoning.EncryptedContent = oai.String(string(b.Signature))
+	return item
 }
 
 // inputContent maps a block of a user message: text as input_text, an
