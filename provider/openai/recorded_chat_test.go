@@ -105,15 +105,7 @@ func TestRecordedChatCompletionsMore(t *testing.T) {
 			usage: agentrt.Usage{InputTokens: 394, OutputTokens: 63, ReasoningTokens: 50, CacheReadTokens: 256}, finish: agentrt.FinishToolUse, model: "zai-glm-4.7",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file), sse: c.stream}).provider(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
-	}
+	replayCases(t, cases, fixture, chatAPI)
 }
 
 // chunkStream frames JSON chunks as a Chat Completions stream.
@@ -174,16 +166,10 @@ func TestStreamToolCallsWithoutIndex(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 99, OutputTokens: 33}, finish: agentrt.FinishStop, model: "kimi-k2.5",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.stream = true
-			p := newReplay(t, reply{body: []byte(c.file), sse: true}).provider(nil) // file holds the body itself
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
+	for i := range cases {
+		cases[i].stream = true
 	}
+	replayCases(t, cases, inline, chatAPI)
 }
 
 // TestRecordedChatErrorsMore replays recorded error bodies of Moonshot and

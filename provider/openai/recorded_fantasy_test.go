@@ -95,15 +95,7 @@ func TestRecordedFantasyChatCompletions(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 64, OutputTokens: 215, ReasoningTokens: 192}, finish: agentrt.FinishToolUse, model: "o4-mini-2025-04-16",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file), sse: c.stream}).provider(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
-	}
+	replayCases(t, cases, fixture, chatAPI)
 }
 
 // TestRecordedFantasyResponses replays Responses API answers: two
@@ -125,15 +117,7 @@ func TestRecordedFantasyResponses(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 156, OutputTokens: 21}, finish: agentrt.FinishStop, model: "gpt-4o-2024-08-06",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file)}).responses(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai-responses")
-		})
-	}
+	replayCases(t, cases, fixture, responsesAPI)
 }
 
 // TestCachedTokensElsewhere checks the other places servers put the

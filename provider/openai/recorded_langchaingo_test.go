@@ -125,15 +125,7 @@ func TestRecordedLangchaingo(t *testing.T) {
 			usage: agentrt.Usage{InputTokens: 174, OutputTokens: 57}, finish: agentrt.FinishStop, model: "kimi-k2.5",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file), sse: c.stream}).provider(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
-	}
+	replayCases(t, cases, fixture, chatAPI)
 }
 
 // moonshotReasoning is the reasoning_content of the first Moonshot answer.

@@ -96,15 +96,7 @@ func TestRecordedPydanticAICompat(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 616, OutputTokens: 7}, finish: agentrt.FinishToolUse, model: "meta-llama/Llama-4-Scout-17B-16E-Instruct",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file), sse: c.stream}).provider(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
-	}
+	replayCases(t, cases, fixture, chatAPI)
 }
 
 // groqTool is the tool of pydantic-ai's Groq tool_use_failed recordings.

@@ -81,15 +81,7 @@ func TestRecordedPydanticAIResponses(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 25, OutputTokens: 10}, finish: agentrt.FinishStop, model: "gpt-4o-mini-2024-07-18",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file)}).responses(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai-responses")
-		})
-	}
+	replayCases(t, cases, fixture, responsesAPI)
 }
 
 // recordedItems returns the input items of a recorded Responses request.

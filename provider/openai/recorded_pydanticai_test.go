@@ -54,15 +54,7 @@ func TestRecordedPydanticAIChat(t *testing.T) {
 			usage: agentrt.Usage{InputTokens: 8, OutputTokens: 150, ReasoningTokens: 64}, finish: agentrt.FinishStop, model: "openai/gpt-5-mini",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file), sse: c.stream}).provider(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
-	}
+	replayCases(t, cases, fixture, chatAPI)
 }
 
 // The recorded o3-mini request capped the answer with

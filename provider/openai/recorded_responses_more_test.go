@@ -86,15 +86,7 @@ func TestRecordedResponsesMore(t *testing.T) {
 			usage: agentrt.Usage{InputTokens: 134, OutputTokens: 28}, finish: agentrt.FinishToolUse, model: "gpt-5.1-codex-max",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: rfixture(t, c.file), sse: c.stream}).responses(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai-responses")
-		})
-	}
+	replayCases(t, cases, rfixture, responsesAPI)
 }
 
 // A stream is read up to its first response.completed: the reasoning of

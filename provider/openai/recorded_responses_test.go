@@ -118,15 +118,7 @@ func TestRecordedResponsesShapes(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 12, OutputTokens: 2}, finish: agentrt.FinishStop, model: "gpt-4o-mini-2024-07-18",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: rfixture(t, c.file), sse: c.stream}).responses(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai-responses")
-		})
-	}
+	replayCases(t, cases, rfixture, responsesAPI)
 }
 
 // The encrypted content of a reasoning item is kept as the thinking

@@ -108,6 +108,34 @@ func streamedText(want []wantBlock) string {
 	return s.String()
 }
 
+// The two planners replayCases drives.
+const (
+	chatAPI      = "openai"           // openai.New; the Provider of its thinking blocks
+	responsesAPI = "openai-responses" // openai.NewResponses
+)
+
+// replayCases replays each case, as a subtest, on a planner of api
+// answering with read(t, c.file), streamed when c.stream.
+func replayCases(t *testing.T, cases []recordedCase, read func(*testing.T, string) []byte, api string) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newReplay(t, reply{body: read(t, c.file), sse: c.stream})
+			var p agentrt.Planner = srv.provider(nil)
+			if api == responsesAPI {
+				p = srv.responses(nil)
+			}
+			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
+				return p.Plan(context.Background(), req)
+			}, api)
+		})
+	}
+}
+
+// inline is a read for replayCases whose "file" is the body itself.
+func inline(_ *testing.T, body string) []byte { return []byte(body) }
+
 // replayRecorded plays c against p and checks the answer.
 func replayRecorded(t *testing.T, c recordedCase, plan func(*agentrt.ModelRequest) (*agentrt.ModelResponse, error), thinkingProvider string) {
 	t.Helper()
@@ -217,15 +245,7 @@ func TestRecordedChatCompletions(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 15, OutputTokens: 78, ReasoningTokens: 64}, finish: agentrt.FinishStop, model: "gpt-5-nano-2025-08-07",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: fixture(t, c.file), sse: c.stream}).provider(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
-	}
+	replayCases(t, cases, fixture, chatAPI)
 }
 
 // TestRecordedResponses replays recorded Responses API answers: OpenAI's
@@ -283,15 +303,7 @@ func TestRecordedResponses(t *testing.T) {
 			usage:  agentrt.Usage{InputTokens: 197, OutputTokens: 111, ReasoningTokens: 110, CacheReadTokens: 128}, finish: agentrt.FinishStop, model: "grok-4.3",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: rfixture(t, c.file), sse: c.stream}).responses(nil)
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai-responses")
-		})
-	}
+	replayCases(t, cases, rfixture, responsesAPI)
 }
 
 // TestRecordedErrors replays recorded errors: an error body (its status
@@ -374,13 +386,5 @@ func TestLegacyFunctionCall(t *testing.T) {
 			finish: agentrt.FinishToolUse, model: "gpt-4-0613",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p := newReplay(t, reply{body: []byte(c.file), sse: c.stream}).provider(nil) // file holds the body itself
-			replayRecorded(t, c, func(req *agentrt.ModelRequest) (*agentrt.ModelResponse, error) {
-				return p.Plan(context.Background(), req)
-			}, "openai")
-		})
-	}
+	replayCases(t, cases, inline, chatAPI)
 }
