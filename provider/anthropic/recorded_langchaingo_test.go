@@ -25,9 +25,6 @@ import (
 // redacted_thinking with its data), and the request is one the API takes.
 func TestLangchaingoAnswers(t *testing.T) {
 	t.Parallel()
-	use := func(id, name, input string) agentrt.Block {
-		return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
-	}
 	const sonnet = "claude-sonnet-4-5-20250929"
 	const haiku = "claude-haiku-4-5-20251001"
 	tests := []struct {
@@ -312,20 +309,10 @@ func TestLangchaingoAnswers(t *testing.T) {
 			t.Parallel()
 			file := "langchaingo/" + tt.file
 			stream := strings.HasSuffix(tt.file, ".sse")
-			rep := jsonReply(fixture(t, file))
-			if stream {
-				rep = sseReply(fixture(t, file))
-			}
-			r := newReplay(t, rep, jsonReply(fixture(t, "text.json")))
+			r := newReplay(t, fileReply(t, file), jsonReply(fixture(t, "text.json")))
 			p := r.provider("claude-sonnet-4-5", nil)
 			msgs := []agentrt.Message{agentrt.NewUserMessage("hi")}
-			req := &agentrt.ModelRequest{Messages: msgs}
-			var deltas strings.Builder
-			if stream {
-				req.OnText = func(d string) { deltas.WriteString(d) }
-			}
-			resp, err := p.Plan(context.Background(), req)
-			require.NoError(t, err)
+			resp, deltas := planStreamed(t, p, &agentrt.ModelRequest{Messages: msgs}, stream)
 
 			want := agentrt.NewAssistantMessage(tt.blocks(t, file)...)
 			require.Equal(t, want, resp.Message)
@@ -333,7 +320,7 @@ func TestLangchaingoAnswers(t *testing.T) {
 			require.Equal(t, tt.finish, resp.Finish)
 			require.Equal(t, tt.model, resp.Model)
 			if stream {
-				require.Equal(t, textOf(want), deltas.String(), "OnText got the text, and only it")
+				require.Equal(t, textOf(want), strings.Join(deltas, ""), "OnText got the text, and only it")
 			}
 
 			// The next request: the answer, then a result for each call or
@@ -345,7 +332,7 @@ func TestLangchaingoAnswers(t *testing.T) {
 			if len(resp.Message.ToolUses()) == 0 {
 				msgs = append(msgs, agentrt.NewUserMessage("Go on."))
 			}
-			_, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
+			_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
 			require.NoError(t, err)
 			reqs := r.requests()
 			require.Len(t, reqs, 2)
@@ -597,11 +584,7 @@ func TestLangchaingoConversations(t *testing.T) {
 			t.Parallel()
 			replies := make([]reply, len(tt.turns))
 			for i, turn := range tt.turns {
-				if strings.HasSuffix(turn.reply, ".sse") {
-					replies[i] = sseReply(fixture(t, "langchaingo/"+turn.reply))
-				} else {
-					replies[i] = jsonReply(fixture(t, "langchaingo/"+turn.reply))
-				}
+				replies[i] = fileReply(t, "langchaingo/"+turn.reply)
 			}
 			r := newReplay(t, replies...)
 			p := r.provider(tt.model, tt.opts)

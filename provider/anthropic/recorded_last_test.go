@@ -26,9 +26,6 @@ import (
 // the API refuses.
 func TestLastRecordings(t *testing.T) {
 	t.Parallel()
-	use := func(id, name, input string) agentrt.Block {
-		return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
-	}
 	tests := []struct {
 		file   string // in testdata; a .sse file is streamed
 		blocks func(t *testing.T) []agentrt.Block
@@ -151,20 +148,10 @@ func TestLastRecordings(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
 			stream := strings.HasSuffix(tt.file, ".sse")
-			rep := jsonReply(fixture(t, tt.file))
-			if stream {
-				rep = sseReply(fixture(t, tt.file))
-			}
-			r := newReplay(t, rep, jsonReply(fixture(t, "text.json")))
+			r := newReplay(t, fileReply(t, tt.file), jsonReply(fixture(t, "text.json")))
 			p := r.provider("claude-sonnet-4-5", nil)
 			msgs := []agentrt.Message{agentrt.NewUserMessage("hi")}
-			req := &agentrt.ModelRequest{Messages: msgs}
-			var deltas strings.Builder
-			if stream {
-				req.OnText = func(d string) { deltas.WriteString(d) }
-			}
-			resp, err := p.Plan(context.Background(), req)
-			require.NoError(t, err)
+			resp, deltas := planStreamed(t, p, &agentrt.ModelRequest{Messages: msgs}, stream)
 
 			want := agentrt.NewAssistantMessage(tt.blocks(t)...)
 			require.Equal(t, want, resp.Message)
@@ -175,7 +162,7 @@ func TestLastRecordings(t *testing.T) {
 			require.Equal(t, tt.finish, resp.Finish)
 			require.Equal(t, tt.model, resp.Model)
 			if stream {
-				require.Equal(t, textOf(want), deltas.String(), "OnText got the text, and only it")
+				require.Equal(t, textOf(want), strings.Join(deltas, ""), "OnText got the text, and only it")
 			}
 
 			// The next request: the answer, then a result for each call.
@@ -183,7 +170,7 @@ func TestLastRecordings(t *testing.T) {
 			for _, u := range resp.Message.ToolUses() {
 				msgs = append(msgs, agentrt.NewToolMessage(u.ID, "done", false))
 			}
-			_, err = p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
+			_, err := p.Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
 			require.NoError(t, err)
 			reqs := r.requests()
 			require.Len(t, reqs, 2)

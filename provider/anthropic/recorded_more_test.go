@@ -21,9 +21,6 @@ import (
 // text, calls, usage, finish reason and model must come out exactly.
 func TestRecordedShapes(t *testing.T) {
 	t.Parallel()
-	use := func(id, name, input string) agentrt.Block {
-		return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
-	}
 	tests := []struct {
 		file   string // in testdata; a .sse file is streamed
 		blocks func(t *testing.T) []agentrt.Block
@@ -189,18 +186,9 @@ func TestRecordedShapes(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
 			stream := strings.HasSuffix(tt.file, ".sse")
-			rep := jsonReply(fixture(t, tt.file))
-			if stream {
-				rep = sseReply(fixture(t, tt.file))
-			}
-			r := newReplay(t, rep)
+			r := newReplay(t, fileReply(t, tt.file))
 			req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}}
-			var deltas []string
-			if stream {
-				req.OnText = func(d string) { deltas = append(deltas, d) }
-			}
-			resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), req)
-			require.NoError(t, err)
+			resp, deltas := planStreamed(t, r.provider("claude-sonnet-4-5", nil), req, stream)
 
 			want := agentrt.NewAssistantMessage(tt.blocks(t)...)
 			require.Equal(t, want, resp.Message)

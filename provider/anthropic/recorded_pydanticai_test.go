@@ -343,12 +343,7 @@ func TestPydanticAIResponsePrefix(t *testing.T) {
 				},
 				MaxTokens: 4096,
 			}
-			var deltas strings.Builder
-			if tt.stream {
-				req.OnText = func(d string) { deltas.WriteString(d) }
-			}
-			resp, err := p.Plan(context.Background(), req)
-			require.NoError(t, err)
+			resp, deltas := planStreamed(t, p, req, tt.stream)
 			sent := r.only()
 			requireSameFields(t, recordedRequest(t, "response-prefix.request.json"), sent, "model", "max_tokens", "system", "messages")
 			checkSendable(t, sent.body)
@@ -357,7 +352,7 @@ func TestPydanticAIResponsePrefix(t *testing.T) {
 			require.Equal(t, agentrt.FinishStop, resp.Finish)
 			require.Equal(t, "claude-sonnet-4-20250514", resp.Model)
 			if tt.stream {
-				require.Equal(t, tt.text, deltas.String())
+				require.Equal(t, tt.text, strings.Join(deltas, ""))
 			}
 		})
 	}
@@ -563,25 +558,15 @@ func TestPydanticAIUsage(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
 			stream := strings.HasSuffix(tt.file, ".sse")
-			rep := jsonReply(pyd(t, tt.file))
-			if stream {
-				rep = sseReply(pyd(t, tt.file))
-			}
-			r := newReplay(t, rep)
-			p := r.provider("claude-sonnet-4-6", nil)
+			r := newReplay(t, fileReply(t, "pydanticai/"+tt.file))
 			req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("Now say hello.")}}
-			var deltas strings.Builder
-			if stream {
-				req.OnText = func(d string) { deltas.WriteString(d) }
-			}
-			resp, err := p.Plan(context.Background(), req)
-			require.NoError(t, err)
+			resp, deltas := planStreamed(t, r.provider("claude-sonnet-4-6", nil), req, stream)
 			require.Equal(t, agentrt.NewAssistantMessage(agentrt.TextBlock(tt.text)), resp.Message, "the compaction block is left out")
 			require.Equal(t, tt.usage, resp.Usage)
 			require.Equal(t, agentrt.FinishStop, resp.Finish)
 			require.Equal(t, tt.model, resp.Model)
 			if stream {
-				require.Equal(t, tt.text, deltas.String())
+				require.Equal(t, tt.text, strings.Join(deltas, ""))
 			}
 		})
 	}

@@ -169,18 +169,9 @@ func TestMoreRecordings(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
 			stream := strings.HasSuffix(tt.file, ".sse")
-			rep := jsonReply(fixture(t, tt.file))
-			if stream {
-				rep = sseReply(fixture(t, tt.file))
-			}
-			r := newReplay(t, rep)
+			r := newReplay(t, fileReply(t, tt.file))
 			req := &agentrt.ModelRequest{Messages: []agentrt.Message{agentrt.NewUserMessage("hi")}}
-			var deltas strings.Builder
-			if stream {
-				req.OnText = func(d string) { deltas.WriteString(d) }
-			}
-			resp, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), req)
-			require.NoError(t, err)
+			resp, deltas := planStreamed(t, r.provider("claude-sonnet-4-5", nil), req, stream)
 
 			want := agentrt.NewAssistantMessage(tt.blocks(t)...)
 			assert.Equal(t, want, resp.Message)
@@ -193,7 +184,7 @@ func TestMoreRecordings(t *testing.T) {
 			assert.Equal(t, tt.finish, resp.Finish)
 			assert.Equal(t, tt.model, resp.Model)
 			if stream {
-				assert.Equal(t, textOf(want), deltas.String(), "OnText got the text, and only it")
+				assert.Equal(t, textOf(want), strings.Join(deltas, ""), "OnText got the text, and only it")
 			}
 		})
 	}

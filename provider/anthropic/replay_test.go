@@ -2,12 +2,14 @@ package anthropic
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentrt/agentrt"
 )
 
 // reply is one HTTP response a replay server sends.
@@ -36,6 +40,35 @@ func jsonReply(body []byte) reply {
 // sseReply returns a 200 reply with an event stream body.
 func sseReply(body []byte) reply {
 	return reply{body: body, header: map[string]string{"Content-Type": "text/event-stream"}}
+}
+
+// use is a tool_use block with input as its JSON.
+func use(id, name, input string) agentrt.Block {
+	return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
+}
+
+// fileReply returns a 200 reply with the bytes of testdata/name: an event
+// stream for a .sse file, JSON otherwise.
+func fileReply(t *testing.T, name string) reply {
+	t.Helper()
+	if strings.HasSuffix(name, ".sse") {
+		return sseReply(fixture(t, name))
+	}
+	return jsonReply(fixture(t, name))
+}
+
+// planStreamed makes one call of p with req, streamed when stream (OnText
+// collects the deltas), and returns the answer and the deltas.
+func planStreamed(t *testing.T, p *Provider, req *agentrt.ModelRequest, stream bool) (*agentrt.ModelResponse, []string) {
+	t.Helper()
+	var deltas []string
+	req.OnText = nil
+	if stream {
+		req.OnText = func(d string) { deltas = append(deltas, d) }
+	}
+	resp, err := p.Plan(context.Background(), req)
+	require.NoError(t, err)
+	return resp, deltas
 }
 
 // eitherReply answers a streaming request with the event stream sse and
