@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -254,4 +255,25 @@ func plain(m agentrt.Message) agentrt.Message {
 		m.Blocks[i].Signature, m.Blocks[i].Provider = nil, ""
 	}
 	return m
+}
+
+// requireSigs checks, per block of m, that its signature starts with the
+// base64 prefix in sigs, or that it has none where sigs has "".
+func requireSigs(t *testing.T, sigs []string, m agentrt.Message) {
+	t.Helper()
+	require.Len(t, sigs, len(m.Blocks), "one expected signature per block")
+	for i, b := range m.Blocks {
+		if sigs[i] == "" {
+			require.Empty(t, b.Signature, "block %d", i)
+			continue
+		}
+		got := base64.StdEncoding.EncodeToString(b.Signature)
+		require.True(t, strings.HasPrefix(got, sigs[i]), "block %d: signature %s", i, got)
+		require.Equal(t, "gemini", b.Provider, "block %d", i)
+	}
+}
+
+// use is a tool_use block with input as its JSON.
+func use(id, name, input string) agentrt.Block {
+	return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
 }

@@ -2,8 +2,6 @@ package gemini
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -18,9 +16,6 @@ import (
 // Vertex AI, streamed and not, as the runtime sees them.
 func TestFantasyRecordings(t *testing.T) {
 	t.Parallel()
-	use := func(id, name, input string) agentrt.Block {
-		return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
-	}
 	const thought = "**Determining Weather Location**\n\nI've homed in on the user's request. " +
 		"It's a clear weather query targeting \"Florence, Italy.\" This directly triggers the " +
 		"`weather.get_weather` function. The key is the `location` parameter, which is easily " +
@@ -119,16 +114,7 @@ func TestFantasyRecordings(t *testing.T) {
 			require.NoError(t, err)
 
 			require.Equal(t, agentrt.NewAssistantMessage(tc.blocks...), plain(resp.Message))
-			require.Len(t, tc.sigs, len(resp.Message.Blocks), "one expected signature per block")
-			for i, b := range resp.Message.Blocks {
-				if tc.sigs[i] == "" {
-					require.Empty(t, b.Signature, "block %d", i)
-					continue
-				}
-				require.True(t, strings.HasPrefix(base64.StdEncoding.EncodeToString(b.Signature), tc.sigs[i]),
-					"block %d: signature %s", i, base64.StdEncoding.EncodeToString(b.Signature))
-				require.Equal(t, "gemini", b.Provider, "block %d", i)
-			}
+			requireSigs(t, tc.sigs, resp.Message)
 			require.Equal(t, tc.deltas, deltas)
 			require.Equal(t, tc.usage, resp.Usage)
 			require.Equal(t, tc.finish, resp.Finish)

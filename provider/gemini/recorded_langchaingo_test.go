@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -21,9 +20,6 @@ import (
 // Google's SSE framing, replayed through Plan.
 func TestLangchaingoRecordings(t *testing.T) {
 	t.Parallel()
-	use := func(id, name, input string) agentrt.Block {
-		return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
-	}
 	thought, answer := recordedTexts(t, "thinking-text.json")
 
 	for _, tc := range []struct {
@@ -292,22 +288,6 @@ func TestLangchaingoStructuredOutputStream(t *testing.T) {
 	dropPropertyOrdering(sent)
 	require.Equal(t, at(t, recorded, "generationConfig", "responseJsonSchema"),
 		at(t, sent, "generationConfig", "responseJsonSchema"))
-}
-
-// requireSigs checks, per block of m, that its signature starts with the
-// base64 prefix in sigs, or that it has none where sigs has "".
-func requireSigs(t *testing.T, sigs []string, m agentrt.Message) {
-	t.Helper()
-	require.Len(t, sigs, len(m.Blocks), "one expected signature per block")
-	for i, b := range m.Blocks {
-		if sigs[i] == "" {
-			require.Empty(t, b.Signature, "block %d", i)
-			continue
-		}
-		got := base64.StdEncoding.EncodeToString(b.Signature)
-		require.True(t, strings.HasPrefix(got, sigs[i]), "block %d: signature %s", i, got)
-		require.Equal(t, "gemini", b.Provider, "block %d", i)
-	}
 }
 
 // recordedTexts reads the thought and the text of a recorded

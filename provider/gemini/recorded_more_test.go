@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -111,16 +110,7 @@ func TestMoreFantasyRecordings(t *testing.T) {
 			require.NoError(t, err)
 
 			require.Equal(t, agentrt.NewAssistantMessage(tc.blocks...), plain(resp.Message))
-			require.Len(t, tc.sigs, len(resp.Message.Blocks), "one expected signature per block")
-			for i, b := range resp.Message.Blocks {
-				if tc.sigs[i] == "" {
-					require.Empty(t, b.Signature, "block %d", i)
-					continue
-				}
-				require.True(t, strings.HasPrefix(base64.StdEncoding.EncodeToString(b.Signature), tc.sigs[i]),
-					"block %d: signature %s", i, base64.StdEncoding.EncodeToString(b.Signature))
-				require.Equal(t, "gemini", b.Provider, "block %d", i)
-			}
+			requireSigs(t, tc.sigs, resp.Message)
 			for _, u := range resp.Message.ToolUses() {
 				require.True(t, json.Valid(u.Input), "input of %s: %s", u.ID, u.Input)
 			}

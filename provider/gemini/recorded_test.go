@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -26,9 +25,6 @@ func TestRecordedAnswers(t *testing.T) {
 	const codeAnswer = "The code execution resulted in the following output:\n\n```\nok\n```\n\n" +
 		"Followed by an error:\n\n```python\nZeroDivisionError: division by zero\n```"
 	thinking := func(text string) agentrt.Block { return agentrt.Block{Type: agentrt.BlockThinking, Text: text} }
-	use := func(id, name, input string) agentrt.Block {
-		return agentrt.ToolUseBlock(id, name, json.RawMessage(input))
-	}
 
 	for _, tc := range []struct {
 		name   string
@@ -155,16 +151,7 @@ func TestRecordedAnswers(t *testing.T) {
 				require.True(t, strings.HasSuffix(path, ":generateContent"), path)
 			}
 			require.Equal(t, agentrt.NewAssistantMessage(tc.blocks...), plain(resp.Message))
-			require.Len(t, tc.sigs, len(resp.Message.Blocks), "one expected signature per block")
-			for i, b := range resp.Message.Blocks {
-				if tc.sigs[i] == "" {
-					require.Empty(t, b.Signature, "block %d", i)
-					continue
-				}
-				require.True(t, strings.HasPrefix(base64.StdEncoding.EncodeToString(b.Signature), tc.sigs[i]),
-					"block %d: signature %s", i, base64.StdEncoding.EncodeToString(b.Signature))
-				require.Equal(t, "gemini", b.Provider, "block %d", i)
-			}
+			requireSigs(t, tc.sigs, resp.Message)
 			for _, u := range resp.Message.ToolUses() {
 				require.True(t, json.Valid(u.Input), "input of %s: %s", u.ID, u.Input)
 			}
