@@ -170,8 +170,8 @@
 //     compaction blocks: they are left out of the message, so a later
 //     request does not send them back (the API accepts the turn without
 //     them; without its compaction block, the next request carries the
-//     whole history again), and a turn paused with pause_turn cannot be
-//     continued where it paused;
+//     whole history again), so a turn paused with pause_turn goes back
+//     without its server tool calls, which the model may make again;
 //     citations; the Files API (file sources); 1-hour cache TTL;
 //     strict tool schemas; stop_details; token counting
 //     (/v1/messages/count_tokens).

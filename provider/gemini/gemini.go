@@ -80,11 +80,11 @@ type Options struct {
 
 	// ServerTools are tools the API runs itself, such as
 	// &genai.Tool{GoogleSearch: &genai.GoogleSearch{}}, sent after the
-	// agent's function declarations. Beside those, the Gemini API wants
-	// toolConfig.includeServerSideToolInvocations (set it through
-	// ExtraFields), and older models refuse the mix (HTTP 400). What they
-	// add to an answer is left out of it (see the package doc). New copies
-	// the slice and panics on a nil tool.
+	// agent's function declarations. Beside those, set
+	// toolConfig.includeServerSideToolInvocations through ExtraFields on
+	// the Gemini API; a request the API refuses is [agentrt.ErrInvalidRequest].
+	// What they add to an answer is left out of it (see the package doc).
+	// New copies the slice and panics on a nil tool.
 	ServerTools []*genai.Tool
 }
 
