@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -96,7 +95,7 @@ func compactionUsage(raw string) agentrt.Usage {
 		} `json:"iterations"`
 	}
 	var sum agentrt.Usage
-	if !strings.Contains(raw, `"iterations"`) || json.Unmarshal([]byte(raw), &u) != nil {
+	if json.Unmarshal([]byte(raw), &u) != nil {
 		return sum
 	}
 	for _, it := range u.Iterations {

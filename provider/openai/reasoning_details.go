@@ -157,9 +157,6 @@ func detailItems(sig []byte) []json.RawMessage {
 // extra_content of a tool call's raw JSON (Gemini's OpenAI-compatible
 // endpoint), or "".
 func thoughtSignatureOf(raw string) string {
-	if !strings.Contains(raw, "thought_signature") {
-		return ""
-	}
 	var tc struct {
 		ExtraContent struct {
 			Google struct {
