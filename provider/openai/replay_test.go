@@ -38,6 +38,7 @@ type recorded struct {
 	Path   string
 	Header http.Header
 	Body   map[string]any
+	Raw    []byte // the body as sent, its key order kept
 	At     time.Time
 }
 
@@ -71,7 +72,7 @@ func (s *replayServer) serve(w http.ResponseWriter, r *http.Request) {
 		s.t.Errorf("replay server: request body is not a JSON object: %v\n%s", err, raw)
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, recorded{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()})
+	s.requests = append(s.requests, recorded{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: raw, At: time.Now()})
 	rep := s.replies[min(len(s.requests), len(s.replies))-1]
 	s.mu.Unlock()
 
