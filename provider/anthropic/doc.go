@@ -47,6 +47,9 @@
 //   - Empty texts and empty assistant messages are left out (the API
 //     refuses them). A tool_use input that is not a JSON object (only
 //     possible in a session written by another provider) is sent as {}.
+//     A tool_use id with characters the API refuses (Kimi's
+//     "functions.add:0") is sent, in the call and its result, with them
+//     replaced by _ and a hash of the id appended.
 //     A conversation that ends with an assistant message (continuing a
 //     turn paused with pause_turn) has that message's trailing thinking
 //     left out and the whitespace at the end of its text trimmed, which

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"unicode"
@@ -291,7 +292,7 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 					}
 				case agentrt.BlockToolUse:
 					blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
-						ID:    b.ID,
+						ID:    toolUseID(b.ID),
 						Name:  b.Name,
 						Input: toolInput(b.Input),
 					}})
@@ -305,7 +306,7 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 			}
 			add(false, blocks...)
 		case agentrt.RoleTool:
-			result := &sdk.ToolResultBlockParam{ToolUseID: m.ToolUseID}
+			result := &sdk.ToolResultBlockParam{ToolUseID: toolUseID(m.ToolUseID)}
 			if strings.TrimSpace(m.Content) != "" { // as for an assistant's text
 				result.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Content}}}
 			}
@@ -521,4 +522,32 @@ func orNone(raw json.RawMessage) string {
 		return "none"
 	}
 	return string(raw)
+}
+
+// toolUseID returns a tool_use id in the form the API takes: letters,
+// digits, _ and - only. Other vendors' ids may hold more (Kimi's
+// "functions.add:0"), and a session begun on one of them would be refused
+// ("tool_use.id: String should match pattern") from then on. Such an id
+// goes with each other byte replaced by _ and a hash of the whole id
+// appended, the same for the call and its result, so that they still
+// match and two ids stay apart; the session keeps the id it had.
+func toolUseID(id string) string {
+	if id != "" && strings.IndexFunc(id, func(r rune) bool { return !idChar(r) }) < 0 {
+		return id
+	}
+	b := make([]byte, 0, len(id)+9)
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; idChar(rune(c)) {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return fmt.Sprintf("%s_%08x", b, h.Sum32())
+}
+
+func idChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
 }

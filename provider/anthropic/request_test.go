@@ -3,6 +3,8 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -283,4 +285,52 @@ func TestTemperatureWithPinnedVersion(t *testing.T) {
 	body := got.json(t)
 	require.Contains(t, body, "temperature")
 	assert.EqualValues(t, 0, body["temperature"], "a zero temperature is sent, not omitted")
+}
+
+// Ids other vendors gave their calls (Kimi's "functions.add:0", as in
+// the openai package's recording of Kimi on Groq) hold characters the
+// API refuses in a tool_use id; each goes in a form it takes, the same in
+// the call and its result, and ids that differ stay apart.
+func TestForeignToolUseIDs(t *testing.T) {
+	t.Parallel()
+	r := newReplay(t, jsonReply(fixture(t, "text.json")))
+	ids := []string{"functions.add:0", "functions.add:1", "functions_add_0", "a.b", "a:b", "звонок", "toolu_01A-b_c"}
+	var uses []agentrt.Block
+	msgs := []agentrt.Message{agentrt.NewUserMessage("add")}
+	for _, id := range ids {
+		uses = append(uses, agentrt.ToolUseBlock(id, "add", json.RawMessage(`{}`)))
+	}
+	msgs = append(msgs, agentrt.NewAssistantMessage(uses...))
+	for _, id := range ids {
+		msgs = append(msgs, agentrt.NewToolMessage(id, "2", false))
+	}
+	_, err := r.provider("m", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
+	require.NoError(t, err)
+
+	sent := r.requests()[0].json(t)["messages"].([]any)
+	require.Len(t, sent, 3)
+	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+	var useIDs, resultIDs []string
+	for _, b := range sent[1].(map[string]any)["content"].([]any) {
+		useIDs = append(useIDs, b.(map[string]any)["id"].(string))
+	}
+	for _, b := range sent[2].(map[string]any)["content"].([]any) {
+		resultIDs = append(resultIDs, b.(map[string]any)["tool_use_id"].(string))
+	}
+	require.Equal(t, useIDs, resultIDs, "each result names its call")
+	seen := map[string]bool{}
+	for i, id := range useIDs {
+		assert.Regexp(t, valid, id)
+		assert.False(t, seen[id], "%q and another id sent as %q", ids[i], id)
+		seen[id] = true
+	}
+	assert.Equal(t, "toolu_01A-b_c", useIDs[6], "a valid id goes as it is")
+	assert.Equal(t, "functions_add_0", useIDs[2])
+	assert.True(t, strings.HasPrefix(useIDs[0], "functions_add_0_"), useIDs[0])
+
+	// The same session sent again gives the same bytes (the prompt cache).
+	r2 := newReplay(t, jsonReply(fixture(t, "text.json")))
+	_, err = r2.provider("m", nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: msgs})
+	require.NoError(t, err)
+	assert.Equal(t, r.requests()[0].body, r2.requests()[0].body)
 }
