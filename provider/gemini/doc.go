@@ -28,10 +28,14 @@
 //     as Gemini wants the roles to alternate.
 //   - Assistant messages → "model" contents: text blocks as text parts,
 //     tool_use blocks as functionCall parts {id, name, args}, Gemini's
-//     thinking blocks that carry a signature as thought parts, in block
-//     order, each with the thought signature Gemini gave it (see below).
-//     Thinking blocks without a signature, and those of another vendor,
-//     are not sent.
+//     thinking blocks that carry a signature as thought parts (an empty
+//     thought as "text":""), in block order, each with the thought
+//     signature Gemini gave it (see below). Thinking blocks without a
+//     signature, and those of another vendor, are not sent. A tool_use
+//     input that is not a JSON object (another provider's session) is
+//     sent as args {"input": value}, as Gemini takes only objects.
+//     Consecutive assistant messages make one "model" content, so that a
+//     function call turn always comes right after a user turn.
 //   - Tool results → functionResponse parts {id, name, response, parts},
 //     all the results of one assistant turn in one "user" content, in the
 //     order of the calls (whatever order they finished in). The response
@@ -45,7 +49,8 @@
 //     media follow its function response in the same user content, as
 //     inlineData or fileData parts. The name comes from the tool_use the
 //     result answers.
-//   - An empty user text is sent as {"text":""}, which the API takes (the
+//   - A user message with nothing to send (an empty text, empty text
+//     blocks) is sent as {"text":""}, which the API takes (the
 //     SDK leaves an empty text out, so such a request sets its own
 //     HTTPOptions.ExtrasRequestProvider, which replaces one set on the
 //     client for that request). A request without any message is refused
@@ -114,11 +119,11 @@
 // request whose function calls lack it. The signature is kept in the
 // block's Signature, with Provider "gemini", so it lives in the session
 // (the JSONL store keeps it) and a session resumed in another process
-// sends the real signature back. A model turn none of whose calls has a
+// sends the real signature back. A model turn whose first call has no
 // Gemini signature (history from another provider, or a session written
 // before signatures were kept) gets Google's documented placeholder
-// "skip_thought_signature_validator" on its first call, which the API
-// accepts at some cost to the model's reasoning.
+// "skip_thought_signature_validator" on that call, which the API accepts
+// at some cost to the model's reasoning.
 //
 // # Streaming
 //

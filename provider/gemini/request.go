@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -26,8 +25,9 @@ var skipSignature = []byte("skip_thought_signature_validator")
 // with thought, text and functionCall parts in block order; the results of
 // one assistant turn become functionResponse parts of one "user" content,
 // in the order of the calls, followed by any user text that comes next
-// (Gemini wants the turns of a conversation to alternate). An empty user
-// text is sent as an empty text part.
+// (Gemini wants the turns of a conversation to alternate; consecutive
+// assistant messages make one "model" content). A user message with
+// nothing to send is sent as an empty text part.
 //
 // The images and documents of tool results go in the function response's
 // parts (multimodal function responses) for Gemini 3 and later. Older
@@ -103,15 +103,21 @@ func contents(msgs []agentrt.Message, mediaAfter bool) ([]*genai.Content, error)
 					calls[b.ID] = call{pos: len(calls), name: b.Name}
 				}
 			}
-			if content != nil {
+			switch n := len(out); {
+			case content == nil:
+			case n > 0 && out[n-1].Role == genai.RoleModel:
+				// Assistant messages one after another (the first without
+				// calls): one model turn, so that a function call turn
+				// still comes right after a user turn.
+				out[n-1].Parts = append(out[n-1].Parts, content.Parts...)
+			default:
 				out = append(out, content)
 			}
 		default: // RoleUser, and anything unknown treated as user text
 			flush()
-			if m.Content != "" || len(m.Blocks) == 0 {
-				// An empty text too: the API takes {"text":""} (sent by
-				// emptyTextParts), and the turns keep alternating.
-				out = appendUser(out, &genai.Part{Text: m.Content})
+			var parts []*genai.Part
+			if m.Content != "" {
+				parts = append(parts, &genai.Part{Text: m.Content})
 			}
 			for j, b := range m.Blocks {
 				part, err := userPart(b)
@@ -119,9 +125,15 @@ func contents(msgs []agentrt.Message, mediaAfter bool) ([]*genai.Content, error)
 					return nil, unsupported(fmt.Sprintf("message %d, block %d: %v", i, j, err))
 				}
 				if part != nil {
-					out = appendUser(out, part)
+					parts = append(parts, part)
 				}
 			}
+			if len(parts) == 0 {
+				// An empty message: the API takes {"text":""} (sent by
+				// emptyTextParts), and the turns keep alternating.
+				parts = append(parts, &genai.Part{Text: ""})
+			}
+			out = appendUser(out, parts...)
 		}
 	}
 	flush()
@@ -216,13 +228,13 @@ func appendUser(out []*genai.Content, parts ...*genai.Part) []*genai.Content {
 // it has nothing to send. Blocks get back the thought signatures Gemini
 // gave them (Provider "gemini"; another vendor's are not sent). Thinking
 // blocks of Gemini that carry a signature go back as thought parts; those
-// without one are left out, as Google's own clients do. If no function
-// call has a signature (history from another provider, or recorded before
-// signatures were kept), the first gets skipSignature.
+// without one are left out, as Google's own clients do. If the first
+// function call has no signature (history from another provider, or
+// recorded before signatures were kept), it gets skipSignature: Gemini 3
+// wants one on the first call of every model turn.
 func modelContent(m agentrt.Message) (*genai.Content, error) {
 	c := &genai.Content{Role: genai.RoleModel}
 	firstCall := -1
-	signed := false
 	for _, b := range m.Blocks {
 		var sig []byte
 		if b.Provider == providerName {
@@ -238,14 +250,7 @@ func modelContent(m agentrt.Message) (*genai.Content, error) {
 				c.Parts = append(c.Parts, &genai.Part{Text: b.Text, Thought: true, ThoughtSignature: sig})
 			}
 		case agentrt.BlockToolUse:
-			args, err := decodeArgs(b.Input)
-			if err != nil {
-				return nil, fmt.Errorf("tool_use %q: input is not a JSON object: %w", b.ID, err)
-			}
-			part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: b.Name, Args: args}, ThoughtSignature: sig}
-			if len(sig) > 0 {
-				signed = true
-			}
+			part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: b.Name, Args: decodeArgs(b.Input)}, ThoughtSignature: sig}
 			if firstCall < 0 {
 				firstCall = len(c.Parts)
 			}
@@ -257,35 +262,33 @@ func modelContent(m agentrt.Message) (*genai.Content, error) {
 	if len(c.Parts) == 0 {
 		return nil, nil
 	}
-	if firstCall >= 0 && !signed {
+	if firstCall >= 0 && len(c.Parts[firstCall].ThoughtSignature) == 0 {
 		c.Parts[firstCall].ThoughtSignature = skipSignature
 	}
 	return c, nil
 }
 
 // decodeArgs decodes a tool_use input into the args object of a
-// functionCall; an empty input is the empty object.
-func decodeArgs(input json.RawMessage) (map[string]any, error) {
+// functionCall; an empty input (or null) is the empty object. An input
+// that is not a JSON object (possible only in a session written by another
+// provider, or an input the runtime kept as a JSON string because it was
+// not valid JSON) is sent as {"input": value}: the API takes only an
+// object, and would refuse the whole request otherwise.
+func decodeArgs(input json.RawMessage) map[string]any {
 	input = bytes.TrimSpace(input)
 	if len(input) == 0 || bytes.Equal(input, []byte("null")) {
-		return map[string]any{}, nil
+		return map[string]any{}
 	}
-	var args map[string]any
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil {
-		// The runtime stores an input that was not valid JSON as a JSON
-		// string; send it back as the model wrote it.
-		var s string
-		if json.Unmarshal(input, &s) == nil {
-			return map[string]any{"input": s}, nil
-		}
-		return nil, err
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return map[string]any{"input": string(input)}
 	}
-	if args == nil {
-		args = map[string]any{}
+	if args, ok := v.(map[string]any); ok {
+		return args
 	}
-	return args, nil
+	return map[string]any{"input": v}
 }
 
 // config maps everything but the messages to a GenerateContentConfig.
@@ -353,11 +356,13 @@ func (p *Provider) config(req *agentrt.ModelRequest, contents []*genai.Content) 
 	return c, nil
 }
 
-// hasEmptyText reports whether a content has a part that is an empty text.
+// hasEmptyText reports whether a content has a part that is an empty
+// text: an empty user text, or an empty thought of Gemini's that carries
+// its signature.
 func hasEmptyText(contents []*genai.Content) bool {
 	for _, c := range contents {
 		for _, part := range c.Parts {
-			if reflect.ValueOf(part).Elem().IsZero() { // Part{Text: ""}
+			if noData(part) {
 				return true
 			}
 		}
@@ -365,19 +370,38 @@ func hasEmptyText(contents []*genai.Content) bool {
 	return false
 }
 
+// noData reports whether a part the adapter made has none of the fields
+// of the API's data oneof: an empty text, which the SDK leaves out.
+func noData(p *genai.Part) bool {
+	return p.Text == "" && p.InlineData == nil && p.FileData == nil && p.FunctionCall == nil && p.FunctionResponse == nil
+}
+
 // emptyTextParts puts the text back in the empty text parts of a request
-// body. The SDK leaves out a Part's empty Text, which would send {}, a
-// part the API refuses; the API takes {"text":""}. The only part the
-// adapter makes without a field is an empty text.
+// body. The SDK leaves out a Part's empty Text, which would send {} (or
+// {"thought":true,"thoughtSignature":...}), a part the API refuses with
+// "required oneof field 'data' must have one initialized field"; the API
+// takes {"text":""}. The only parts the adapter makes without a data
+// field are empty texts.
 func emptyTextParts(body map[string]any) map[string]any {
 	for _, content := range asMaps(body["contents"]) {
 		for _, part := range asMaps(content["parts"]) {
-			if len(part) == 0 {
+			if !hasDataField(part) {
 				part["text"] = ""
 			}
 		}
 	}
 	return body
+}
+
+// hasDataField reports whether a part, as JSON, has a field of the data
+// oneof.
+func hasDataField(part map[string]any) bool {
+	for _, k := range []string{"text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult"} {
+		if _, ok := part[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // asMaps returns the objects of a JSON array held as []any or as
