@@ -44,12 +44,15 @@
 //     assistant turn go back together in the next user message, in the
 //     order of the calls, followed by any user text, as the API requires:
 //     consecutive messages of one API role are merged into one.
-//   - Empty texts and empty assistant messages are left out (the API
-//     refuses them). A tool_use input that is not a JSON object (only
+//   - Empty texts, texts of whitespace alone (in any message) and empty
+//     assistant messages are left out (the API refuses them); a
+//     conversation left without any message is refused before sending,
+//     with [agentrt.ErrInvalidRequest]. A tool_use input that is not a JSON object (only
 //     possible in a session written by another provider) is sent as {}.
 //     A tool_use id with characters the API refuses (Kimi's
 //     "functions.add:0") is sent, in the call and its result, with them
-//     replaced by _ and a hash of the id appended.
+//     replaced by _ and a hash of the id appended (then _2, _3, ... if
+//     that is another id of the request already).
 //     A conversation that ends with an assistant message (continuing a
 //     turn paused with pause_turn) has that message's trailing thinking
 //     left out and the whitespace at the end of its text trimmed, which

@@ -34,7 +34,8 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 	// hook's trailing user message): the last breakpoint goes at the end
 	// of the session's, which the next call begins with too.
 	n := sessionEnd(req.Messages)
-	msgs, err := appendMessages(nil, req.Messages[:n], 0)
+	ids := toolUseIDs(req.Messages)
+	msgs, err := appendMessages(nil, req.Messages[:n], 0, ids)
 	if err != nil {
 		return params, err
 	}
@@ -43,8 +44,13 @@ func (p *Provider) newParams(req *agentrt.ModelRequest) (sdk.MessageNewParams, e
 	if stable.msg >= 0 {
 		stable.blocks = len(content(msgs[stable.msg]))
 	}
-	if msgs, err = appendMessages(msgs, req.Messages[n:], n); err != nil {
+	if msgs, err = appendMessages(msgs, req.Messages[n:], n, ids); err != nil {
 		return params, err
+	}
+	if len(msgs) == 0 {
+		// Every message was blank, and the API refuses a request without
+		// messages ("messages: at least one message is required").
+		return params, invalidRequest("no message to send: every message of the conversation is empty or whitespace")
 	}
 	params.Messages = msgs
 	if params.Tools, err = p.tools(req.Tools); err != nil {
@@ -233,10 +239,12 @@ func sessionEnd(msgs []agentrt.Message) int {
 // to out as API messages. Consecutive messages of one API role are merged
 // into one message, as the API expects (a first message of the role of
 // out's last one too): all tool results of an assistant turn go back
-// together in the next user message, followed by any user text. Empty
-// texts, an assistant's or tool result's text of whitespace alone, and
-// empty assistant messages are left out (the API refuses them).
-func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([]sdk.MessageParam, error) {
+// together in the next user message, followed by any user text. Blank
+// texts (empty or whitespace alone, see blank) and empty assistant
+// messages are left out (the API refuses them).
+//
+// ids maps the tool_use ids the API would refuse (see toolUseIDs).
+func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int, ids map[string]string) ([]sdk.MessageParam, error) {
 	add := func(user bool, blocks ...sdk.ContentBlockParamUnion) {
 		if len(blocks) == 0 {
 			return
@@ -263,7 +271,7 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 		switch m.Role {
 		case agentrt.RoleUser:
 			blocks := make([]sdk.ContentBlockParamUnion, 0, 1+len(m.Blocks))
-			if m.Content != "" {
+			if !blank(m.Content) {
 				blocks = append(blocks, sdk.NewTextBlock(m.Content))
 			}
 			for j, b := range m.Blocks {
@@ -287,12 +295,12 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 					// The API refuses a text of whitespace alone (a
 					// message whose only text is " " beside the server
 					// tool calls left out): it goes, as an empty one.
-					if strings.TrimSpace(b.Text) != "" {
+					if !blank(b.Text) {
 						blocks = append(blocks, sdk.NewTextBlock(b.Text))
 					}
 				case agentrt.BlockToolUse:
 					blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
-						ID:    toolUseID(b.ID),
+						ID:    mappedID(ids, b.ID),
 						Name:  b.Name,
 						Input: toolInput(b.Input),
 					}})
@@ -306,8 +314,8 @@ func appendMessages(out []sdk.MessageParam, msgs []agentrt.Message, from int) ([
 			}
 			add(false, blocks...)
 		case agentrt.RoleTool:
-			result := &sdk.ToolResultBlockParam{ToolUseID: toolUseID(m.ToolUseID)}
-			if strings.TrimSpace(m.Content) != "" { // as for an assistant's text
+			result := &sdk.ToolResultBlockParam{ToolUseID: mappedID(ids, m.ToolUseID)}
+			if !blank(m.Content) {
 				result.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Content}}}
 			}
 			for j, b := range m.Blocks {
@@ -374,14 +382,19 @@ trim:
 	return msgs
 }
 
+// blank reports whether a text is empty or whitespace alone: the API
+// refuses such a text block ("text content blocks must contain
+// non-whitespace text"), in any message, so it is left out.
+func blank(text string) bool { return strings.TrimSpace(text) == "" }
+
 // contentBlock maps a block of a user message or tool result: text, an
 // image (base64 or URL; JPEG, PNG, GIF or WebP) or a document (a PDF as
-// base64 or URL, or plain text). It returns nil for an empty text, and an
+// base64 or URL, or plain text). It returns nil for a blank text, and an
 // error for what the API cannot take.
 func contentBlock(b agentrt.Block) (*sdk.ContentBlockParamUnion, error) {
 	switch b.Type {
 	case agentrt.BlockText:
-		if b.Text == "" {
+		if blank(b.Text) {
 			return nil, nil
 		}
 		c := sdk.NewTextBlock(b.Text)
@@ -530,9 +543,10 @@ func orNone(raw json.RawMessage) string {
 // ("tool_use.id: String should match pattern") from then on. Such an id
 // goes with each other byte replaced by _ and a hash of the whole id
 // appended, the same for the call and its result, so that they still
-// match and two ids stay apart; the session keeps the id it had.
+// match (toolUseIDs keeps it apart from the other ids of the request);
+// the session keeps the id it had.
 func toolUseID(id string) string {
-	if id != "" && strings.IndexFunc(id, func(r rune) bool { return !idChar(r) }) < 0 {
+	if validID(id) {
 		return id
 	}
 	b := make([]byte, 0, len(id)+9)
@@ -546,6 +560,60 @@ func toolUseID(id string) string {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return fmt.Sprintf("%s_%08x", b, h.Sum32())
+}
+
+// toolUseIDs returns the ids to send in place of the tool_use ids of msgs
+// (and of their results) that the API would refuse: each one's
+// toolUseID, unless that is an id of the request already (an id another
+// vendor gave in that very form, or another one's mapping), which the API
+// would refuse too ("tool_use ids must be unique"): _2, _3 and so on is
+// then appended. Ids the API takes are sent as they are and are not in
+// the map.
+func toolUseIDs(msgs []agentrt.Message) map[string]string {
+	var all []string
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleTool {
+			all = append(all, m.ToolUseID)
+		}
+		for _, b := range m.ToolUses() {
+			all = append(all, b.ID)
+		}
+	}
+	taken := map[string]bool{}
+	for _, id := range all {
+		if validID(id) {
+			taken[id] = true
+		}
+	}
+	var ids map[string]string
+	for _, id := range all {
+		if validID(id) || ids[id] != "" {
+			continue
+		}
+		base := toolUseID(id)
+		to := base
+		for k := 2; taken[to]; k++ {
+			to = fmt.Sprintf("%s_%d", base, k)
+		}
+		taken[to] = true
+		if ids == nil {
+			ids = map[string]string{}
+		}
+		ids[id] = to
+	}
+	return ids
+}
+
+// mappedID returns the id to send for a tool_use id.
+func mappedID(ids map[string]string, id string) string {
+	if to, ok := ids[id]; ok {
+		return to
+	}
+	return id
+}
+
+func validID(id string) bool {
+	return id != "" && strings.IndexFunc(id, func(r rune) bool { return !idChar(r) }) < 0
 }
 
 func idChar(r rune) bool {
