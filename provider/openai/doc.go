@@ -38,6 +38,10 @@
 //   - An assistant message becomes one "assistant" message: its text
 //     blocks joined as content, its tool_use blocks as tool_calls (id,
 //     function name, arguments as the input's JSON text; "{}" for none).
+//     OpenAI refuses a tool call id longer than 40 characters, and
+//     other vendors' can be longer (vLLM's are 46): such an id is sent as
+//     "call_" and hex digits of its SHA-256, 40 characters in all, on the
+//     call and on its tool message alike; the session keeps its own.
 //     The text of its thinking blocks that came from this adapter (a
 //     compatible server's reasoning_content or reasoning) is sent back in
 //     the field it came in, "reasoning_content" or "reasoning" (Groq
@@ -218,12 +222,21 @@
 // the next requests, from the same process or from a session resumed
 // later; except one that a server tool's call (or another item this
 // adapter does not send back) followed, which the API would refuse
-// without it: its summary is kept as text, the item left out. Beside
-// reasoning, the message and function call items keep their ids (msg_…,
-// fc_…, as the Signature of the text and tool_use blocks) and go back with
-// them, as the API accepted in a recording: it pairs a reasoning item with
-// the item that followed it by id. [ResponsesOptions].PreviousResponseID stores responses at OpenAI
-// and chains the calls instead (see its trade-off).
+// without it: its summary is kept as text, the item left out. The
+// reasoning items of one assistant message go back together or not at
+// all: each must be followed by the text or tool_use block of the item
+// that followed it, with that item's id; if one cannot be (no encrypted
+// content, nothing after it, a block without this API's item id after
+// it, as in a session edited since), none goes back, and the message's
+// items go without ids. Beside reasoning, the message and function call
+// items keep their ids (msg_…, fc_…, as the Signature of the text and
+// tool_use blocks) and go back with them, as the API accepted in a
+// recording: it pairs a reasoning item with the item that followed it by
+// id. A call id longer than the 64 characters the API takes is sent as
+// "call_" and hex digits of its SHA-256, 64 in all, on the function_call
+// and its function_call_output. [ResponsesOptions].PreviousResponseID
+// stores responses at OpenAI and chains the calls instead (see its
+// trade-off).
 //
 // Mapped as for Chat Completions, with these differences: the system prompt
 // is the first input item, a "developer" message (not repeated in a chained

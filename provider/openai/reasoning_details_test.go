@@ -358,14 +358,12 @@ func TestReasoningDetailsWhenSent(t *testing.T) {
 		input := field(t, srv.request(0).Body, "input")
 		var items []map[string]any
 		require.NoError(t, json.Unmarshal([]byte(input), &items))
-		reasoning := 0
 		for _, it := range items {
-			if it["type"] == "reasoning" {
-				reasoning++
-				assert.Equal(t, "rs_1", it["id"], "only the Responses API's own reasoning item")
-			}
+			// rs_1 is the Responses API's own, but the call after it has no
+			// item id of that API: the API would refuse the reasoning item
+			// without its following item, so it stays too.
+			assert.NotEqual(t, "reasoning", it["type"], "no reasoning item: %v", it)
 		}
-		assert.Equal(t, 1, reasoning)
 		for _, leak := range []string{"reasoning_details", "QUJD", "extra_content", "sig-new", "sig-old"} {
 			assert.NotContains(t, input, leak)
 		}

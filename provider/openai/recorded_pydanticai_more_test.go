@@ -171,9 +171,12 @@ func TestRecordedPydanticAICodeInterpreterFollowUp(t *testing.T) {
 // reasoning item and sent the item with the new text as an assistant
 // message without id: the API (store left at true) refused it, HTTP 400,
 // "Item 'rs_…' of type 'reasoning' was provided without its required
-// following item.", code null. The adapter builds the same input items
-// from a session whose assistant text was edited after the fact, and the
-// refusal is an ErrInvalidRequest with the API's message, not retried.
+// following item.", code null. From a session whose assistant text was
+// edited after the fact (the text block lost its item id) the adapter
+// used to build the same input items; it now leaves the reasoning item
+// out, since the item that followed it cannot go back with its id. The
+// recorded refusal, served anyway, is an ErrInvalidRequest with the API's
+// message, not retried.
 func TestRecordedPydanticAIReasoningWithoutFollowingItem(t *testing.T) {
 	t.Parallel()
 	const refused = "responses-error-400-reasoning-without-following-item.request.json"
@@ -199,17 +202,18 @@ func TestRecordedPydanticAIReasoningWithoutFollowingItem(t *testing.T) {
 	assert.Zero(t, pe.RetryAfter)
 	assert.Equal(t, 2, srv.count(), "not retried")
 
-	// The adapter's input is the refused one, but for its user messages
-	// being lists of input_text parts.
+	// The adapter's input is the refused one without its reasoning item
+	// (and with its user messages as lists of input_text parts).
 	rec := recordedItems(t, pyd(refused))
+	require.Len(t, rec, 4)
+	require.Equal(t, "reasoning", rec[1]["type"])
 	got := sentItems(t, srv.request(1).Body)
-	require.Len(t, got, len(rec))
-	for _, i := range []int{0, 3} {
-		assert.Equal(t, []any{map[string]any{"type": "input_text", "text": rec[i]["content"]}}, got[i]["content"], "item %d", i)
-		assert.Equal(t, rec[i]["role"], got[i]["role"], "item %d", i)
+	require.Len(t, got, 3, "user, assistant, user: no reasoning item")
+	for gi, ri := range map[int]int{0: 0, 2: 3} {
+		assert.Equal(t, []any{map[string]any{"type": "input_text", "text": rec[ri]["content"]}}, got[gi]["content"], "item %d", gi)
+		assert.Equal(t, rec[ri]["role"], got[gi]["role"], "item %d", gi)
 	}
-	assert.Equal(t, rec[1], got[1])
-	assert.Equal(t, rec[2], got[2])
+	assert.Equal(t, rec[2], got[1], "the edited answer, without id")
 	assert.JSONEq(t, recordedField(t, pyd(refused), "reasoning"), field(t, srv.request(1).Body, "reasoning"))
 }
 

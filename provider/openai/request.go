@@ -2,10 +2,13 @@ package openai
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentrt/agentrt"
 	oai "github.com/openai/openai-go/v3"
@@ -172,16 +175,39 @@ func messages(system string, msgs []agentrt.Message) ([]oai.ChatCompletionMessag
 					text += "\n"
 				}
 				text += note
-				attach = append(attach, oai.TextContentPart(fmt.Sprintf("Attachments of the result of tool call %s:", m.ToolUseID)))
+				attach = append(attach, oai.TextContentPart(fmt.Sprintf("Attachments of the result of tool call %s:", callID(m.ToolUseID, chatMaxCallID))))
 				attach = append(attach, files...)
 			}
-			out = append(out, oai.ToolMessage(text, m.ToolUseID))
+			out = append(out, oai.ToolMessage(text, callID(m.ToolUseID, chatMaxCallID)))
 		default:
 			return nil, fmt.Errorf("openai: message %d has unknown role %q", i, m.Role)
 		}
 	}
 	flush()
 	return out, nil
+}
+
+// The longest tool call ids the APIs take, in characters: OpenAI refuses
+// longer ones with HTTP 400 ("Invalid 'messages[2].tool_calls[0].id':
+// string too long. Expected a string with maximum length 40"; "Invalid
+// 'input[95].call_id': string too long. Expected a string with maximum
+// length 64").
+const (
+	chatMaxCallID      = 40
+	responsesMaxCallID = 64
+)
+
+// callID is the id sent for a tool call and its result: the session's id
+// when it has at most limit characters; otherwise, as ids of other vendors
+// can be longer (vLLM's "chatcmpl-tool-" and 32 hex digits, 46), "call_"
+// and hex digits of the id's SHA-256, limit characters in all, the same
+// for the call and its result in every request.
+func callID(id string, limit int) string {
+	if utf8.RuneCountInString(id) <= limit {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return ("call_" + hex.EncodeToString(sum[:]))[:limit]
 }
 
 // contentPart maps an image or document block to a content part of a user
@@ -283,7 +309,7 @@ func assistantMessage(m agentrt.Message, reasoning bool) oai.ChatCompletionMessa
 			}
 		case agentrt.BlockToolUse:
 			call := &oai.ChatCompletionMessageFunctionToolCallParam{
-				ID: b.ID,
+				ID: callID(b.ID, chatMaxCallID),
 				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
 					Name:      b.Name,
 					Arguments: toolArguments(b.Input),

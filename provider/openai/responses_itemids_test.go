@@ -34,16 +34,19 @@ func TestResponsesItemIDs(t *testing.T) {
 			{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"},
 			{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Sunny.","annotations":[]}]},
 			{"type":"function_call","id":"fc_1","call_id":"call_1","name":"weather","arguments":"{}"}]`},
+		// One reasoning item cannot go back: none does (rs_1 without the
+		// message's id would be refused as a reasoning item without its
+		// following item).
 		{"a reasoning item that cannot go back", []agentrt.Block{unsendable, reasoning, text}, nil, `[
-			{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"},
 			{"role":"assistant","content":"Sunny."}]`},
 		{"no reasoning", []agentrt.Block{text, call}, nil, `[
 			{"role":"assistant","content":"Sunny."},
 			{"type":"function_call","call_id":"call_1","name":"weather","arguments":"{}"}]`},
 		{"PreviousResponseID resend", []agentrt.Block{reasoning, text}, &openai.ResponsesOptions{PreviousResponseID: true}, `[
 			{"role":"assistant","content":"Sunny."}]`},
+		// The text after the reasoning has no item id of this API: the
+		// reasoning item cannot go back without it.
 		{"another vendor's", []agentrt.Block{reasoning, foreign}, nil, `[
-			{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"},
 			{"role":"assistant","content":"Sunny."}]`},
 	}
 	for _, tt := range tests {

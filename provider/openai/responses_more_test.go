@@ -232,10 +232,12 @@ func TestResponsesPreviousResponseID(t *testing.T) {
 		"developer and user messages, the call and its output: no reasoning item, which the API refuses with store true when its following item has no id")
 }
 
-// Only the Responses API's own reasoning goes back: a reasoning item
-// without summary is sent with "summary": []; thinking of another vendor,
-// of Chat Completions (Provider "openai"), or without encrypted content
-// (nothing stored to find it by id) is not sent.
+// Only the Responses API's own reasoning goes back, and only with the item
+// that followed it: thinking of another vendor, of Chat Completions
+// (Provider "openai"), or without encrypted content (nothing stored to
+// find it by id) is not sent; here the text after rs_1 carries no item id,
+// so rs_1 stays too (the API refuses a reasoning item without its
+// following item); with it, rs_1 goes back, with "summary": [].
 func TestResponsesThinkingSentBack(t *testing.T) {
 	t.Parallel()
 	srv := newReplay(t, reply{body: rfixture(t, "pdf-input-file.json")})
@@ -251,7 +253,22 @@ func TestResponsesThinkingSentBack(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	jsonEq(t, `[{"role":"user","content":[{"type":"input_text","text":"hi"}]},
-		{"type":"reasoning","id":"rs_1","encrypted_content":"enc","summary":[]},
 		{"role":"assistant","content":"yo"},
 		{"role":"user","content":[{"type":"input_text","text":"again"}]}]`, srv.request(0).Body["input"])
+
+	withID := agentrt.TextBlock("yo")
+	withID.Signature, withID.Provider = []byte("msg_1"), "openai-responses"
+	_, err = srv.responses(nil).Plan(context.Background(), &agentrt.ModelRequest{Messages: []agentrt.Message{
+		agentrt.NewUserMessage("hi"),
+		agentrt.NewAssistantMessage(
+			agentrt.Block{Type: agentrt.BlockThinking, ID: "rs_1", Signature: []byte("enc"), Provider: "openai-responses"},
+			withID,
+			agentrt.Block{Type: agentrt.BlockThinking, Text: "claude", Signature: []byte("sig"), Provider: "anthropic"}),
+		agentrt.NewUserMessage("again"),
+	}})
+	require.NoError(t, err)
+	jsonEq(t, `[{"role":"user","content":[{"type":"input_text","text":"hi"}]},
+		{"type":"reasoning","id":"rs_1","encrypted_content":"enc","summary":[]},
+		{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"yo","annotations":[]}]},
+		{"role":"user","content":[{"type":"input_text","text":"again"}]}]`, srv.request(1).Body["input"])
 }

@@ -167,13 +167,13 @@ func inputItems(msgs []agentrt.Message, reasoning bool) (responses.ResponseInput
 						out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, responses.EasyInputMessageRoleAssistant))
 					}
 				case agentrt.BlockToolUse:
-					call := responses.ResponseInputItemParamOfFunctionCall(toolArguments(b.Input), b.ID, b.Name)
+					call := responses.ResponseInputItemParamOfFunctionCall(toolArguments(b.Input), callID(b.ID, responsesMaxCallID), b.Name)
 					if id := itemID(b); ids && id != "" {
 						call.OfFunctionCall.ID = oai.String(id)
 					}
 					out = append(out, call)
 				case agentrt.BlockThinking:
-					if reasoning && goesBack(b) {
+					if ids && goesBack(b) {
 						out = append(out, reasoningItem(b))
 					}
 				}
@@ -184,7 +184,7 @@ func inputItems(msgs []agentrt.Message, reasoning bool) (responses.ResponseInput
 				return nil, unsupported(fmt.Sprintf("message %d (tool result %s): %v", i, m.ToolUseID, err))
 			}
 			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-				CallID: oai.String(m.ToolUseID),
+				CallID: oai.String(callID(m.ToolUseID, responsesMaxCallID)),
 				Output: output,
 			}})
 		default:
@@ -194,24 +194,33 @@ func inputItems(msgs []agentrt.Message, reasoning bool) (responses.ResponseInput
 	return out, nil
 }
 
-// sendsReasoning reports whether m has reasoning items that go back, all
-// of its item-bearing thinking blocks among them. Its messages and calls
-// then go back with their item ids: the API pairs a reasoning item with
-// the item that followed it by id, and refuses an item whose reasoning
-// is missing ("provided without its required reasoning item"), so without
-// reasoning no ids are sent.
+// sendsReasoning reports whether m's reasoning items go back: it has
+// some, and every one of its item-bearing thinking blocks can go back,
+// followed by the text or tool_use block of the item that followed it
+// (with that item's id). Its messages and calls then go back with their
+// item ids: the API pairs a reasoning item with the item that followed it
+// by id, and refuses a reasoning item without it ("provided without its
+// required following item") and an item whose reasoning is missing
+// ("provided without its required reasoning item"). Otherwise none of its
+// reasoning items and no ids are sent.
 func sendsReasoning(m agentrt.Message) bool {
 	n := 0
-	for _, b := range m.Blocks {
+	for i, b := range m.Blocks {
 		if b.Type != agentrt.BlockThinking || b.Provider != responsesProvider || b.ID == "" {
 			continue
 		}
-		if !goesBack(b) {
+		if !goesBack(b) || i+1 == len(m.Blocks) || !answersReasoning(m.Blocks[i+1]) {
 			return false
 		}
 		n++
 	}
 	return n > 0
+}
+
+// answersReasoning reports whether b can be the item that follows a
+// reasoning item: a text or tool_use block with its item id.
+func answersReasoning(b agentrt.Block) bool {
+	return (b.Type == agentrt.BlockText || b.Type == agentrt.BlockToolUse) && itemID(b) != ""
 }
 
 // goesBack reports whether a thinking block goes back as a reasoning
