@@ -137,6 +137,12 @@
 // a tool input cut short by max_tokens: that call never completed, so it is
 // left out of the message and Finish is FinishLength.
 //
+// The SDK reads a field of the wrong type as its zero value; the adapter
+// checks the fields it reads first, so a reply (or an event) with a text,
+// a block, a stop reason or a token count of the wrong type, or a count
+// that is negative or not an integer, is ErrBadResponse too, not an answer
+// with that field left out.
+//
 // # Errors and retries
 //
 // Failures are returned as [*agentrt.ProviderError] (the SDK's *Error in

@@ -3,7 +3,10 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -20,6 +23,9 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 		// rewrote the status): the error it holds, as an error event
 		// in a stream would give it.
 		return nil, errorBody(msg.RawJSON())
+	}
+	if err := checkMessage([]byte(msg.RawJSON())); err != nil {
+		return nil, badResponse("response: "+err.Error(), err)
 	}
 	if msg.StopReason == "" {
 		// The API always sets stop_reason outside a stream; a body without
@@ -51,10 +57,14 @@ func fromMessage(msg *sdk.Message) (*agentrt.ModelResponse, error) {
 		// they are left out.
 	}
 	u := msg.Usage
+	compact, err := compactionUsage(u.RawJSON())
+	if err != nil {
+		return nil, badResponse("response: usage: "+err.Error(), err)
+	}
 	return &agentrt.ModelResponse{
 		Message: agentrt.NewAssistantMessage(blocks...),
 		Usage: usage(u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokensDetails.ThinkingTokens).
-			Add(compactionUsage(u.RawJSON())),
+			Add(compact),
 		Finish: finishReason(msg.StopReason),
 		Model:  string(msg.Model),
 	}, nil
@@ -84,26 +94,22 @@ func usage(input, output, cacheRead, cacheWrite, thinking int64) agentrt.Usage {
 // answer alone), though it is billed (testdata/pydanticai has such
 // replies). Adding only the "compaction" iterations counts each token
 // once: the top level is the sum of the others.
-func compactionUsage(raw string) agentrt.Usage {
-	var u struct {
-		Iterations []struct {
-			Type         string `json:"type"`
-			InputTokens  int64  `json:"input_tokens"`
-			OutputTokens int64  `json:"output_tokens"`
-			CacheRead    int64  `json:"cache_read_input_tokens"`
-			CacheWrite   int64  `json:"cache_creation_input_tokens"`
-		} `json:"iterations"`
-	}
+// The counts are checked as checkUsage checks them.
+func compactionUsage(raw string) (agentrt.Usage, error) {
 	var sum agentrt.Usage
-	if json.Unmarshal([]byte(raw), &u) != nil {
-		return sum
+	if raw == "" {
+		return sum, nil
+	}
+	var u wireUsage
+	if err := json.Unmarshal([]byte(raw), &u); err != nil {
+		return sum, err
 	}
 	for _, it := range u.Iterations {
 		if it.Type == "compaction" {
-			sum = sum.Add(usage(it.InputTokens, it.OutputTokens, it.CacheRead, it.CacheWrite, 0))
+			sum = sum.Add(usage(int64(it.InputTokens), int64(it.OutputTokens), int64(it.CacheRead), int64(it.CacheWrite), 0))
 		}
 	}
-	return sum
+	return sum, nil
 }
 
 // thinking returns a thinking block of this provider: a thinking block's
@@ -133,7 +139,9 @@ func finishReason(r sdk.StopReason) agentrt.FinishReason {
 }
 
 // compactInput returns a tool input as compact JSON; an empty input or
-// null is the empty object.
+// null is the empty object. An input that is not an object goes as it
+// came: the runtime decodes a JSON object sent as a string (a proxy's
+// quirk), and tells the model what is wrong with anything else.
 func compactInput(raw []byte) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -144,4 +152,142 @@ func compactInput(raw []byte) (json.RawMessage, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// The SDK decodes a field of the wrong type (a count sent as "12", a text
+// as 7, content as a string) as its zero value, without an error. The
+// fields the adapter reads are checked here first, so that a damaged
+// reply is an error rather than an answer with a field left out.
+
+// count is a token count: a non-negative integer, or null for none. The
+// bound, far above any context window, keeps sums of counts in range.
+type count int64
+
+func (c *count) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt32 {
+		return fmt.Errorf("token count %.40s is not a non-negative integer", b)
+	}
+	*c = count(n)
+	return nil
+}
+
+// wireUsage is the usage object of a message or of a message_delta.
+type wireUsage struct {
+	InputTokens  count `json:"input_tokens"`
+	OutputTokens count `json:"output_tokens"`
+	CacheRead    count `json:"cache_read_input_tokens"`
+	CacheWrite   count `json:"cache_creation_input_tokens"`
+	Details      *struct {
+		ThinkingTokens count `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+	Iterations []struct {
+		Type         string `json:"type"`
+		InputTokens  count  `json:"input_tokens"`
+		OutputTokens count  `json:"output_tokens"`
+		CacheRead    count  `json:"cache_read_input_tokens"`
+		CacheWrite   count  `json:"cache_creation_input_tokens"`
+	} `json:"iterations"`
+}
+
+// checkMessage checks the fields the adapter reads of a message: the
+// body of a non-streaming reply, or the message of message_start.
+func checkMessage(raw []byte) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m struct {
+		Model      string            `json:"model"`
+		StopReason *string           `json:"stop_reason"`
+		Content    []json.RawMessage `json:"content"`
+		Usage      *wireUsage        `json:"usage"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	for i, c := range m.Content {
+		if err := checkBlock(c); err != nil {
+			return fmt.Errorf("content[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// checkBlock checks the fields the adapter reads of a content block: its
+// type, and those of the types it maps (other types are left out).
+func checkBlock(raw []byte) error {
+	var b struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return err
+	}
+	switch b.Type {
+	case "text", "tool_use", "thinking", "redacted_thinking":
+		var fields struct {
+			Text      string `json:"text"`
+			ID        string `json:"id"`
+			Name      string `json:"name"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"signature"`
+			Data      string `json:"data"`
+		}
+		return json.Unmarshal(raw, &fields)
+	}
+	return nil
+}
+
+// checkEvent checks the fields the adapter reads of a stream event.
+func checkEvent(raw []byte) error {
+	var ev struct {
+		Type         string          `json:"type"`
+		Index        *int64          `json:"index"`
+		Message      json.RawMessage `json:"message"`
+		ContentBlock json.RawMessage `json:"content_block"`
+		Delta        json.RawMessage `json:"delta"`
+		Usage        *wireUsage      `json:"usage"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return err
+	}
+	switch ev.Type {
+	case "message_start":
+		return checkMessage(ev.Message)
+	case "content_block_start", "content_block_delta", "content_block_stop":
+		if ev.Index == nil {
+			return errors.New("no index")
+		}
+	}
+	switch ev.Type {
+	case "content_block_start":
+		return checkBlock(ev.ContentBlock)
+	case "content_block_delta":
+		var d struct {
+			Type        string `json:"type"`
+			Text        string `json:"text"`
+			PartialJSON string `json:"partial_json"`
+			Thinking    string `json:"thinking"`
+			Signature   string `json:"signature"`
+		}
+		if err := json.Unmarshal(ev.Delta, &struct {
+			Type *string `json:"type"`
+		}{&d.Type}); err != nil {
+			return err
+		}
+		switch d.Type {
+		case "text_delta", "input_json_delta", "thinking_delta", "signature_delta":
+			return json.Unmarshal(ev.Delta, &d)
+		}
+	case "message_delta":
+		var d struct {
+			StopReason *string `json:"stop_reason"`
+		}
+		if len(ev.Delta) > 0 {
+			return json.Unmarshal(ev.Delta, &d)
+		}
+	}
+	return nil
 }

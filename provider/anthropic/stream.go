@@ -85,6 +85,9 @@ type streamBlock struct {
 }
 
 func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) error {
+	if err := checkEvent([]byte(ev.RawJSON())); err != nil {
+		return badResponse(fmt.Sprintf("stream event %q: %v", ev.Type, err), err)
+	}
 	if !a.started && ev.Type != "message_start" {
 		return badResponse(fmt.Sprintf("stream event %q before message_start", ev.Type), nil)
 	}
@@ -184,7 +187,11 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		if u.JSON.OutputTokensDetails.Valid() {
 			a.think = u.OutputTokensDetails.ThinkingTokens
 		}
-		if c := compactionUsage(u.RawJSON()); c != (agentrt.Usage{}) {
+		c, err := compactionUsage(u.RawJSON())
+		if err != nil {
+			return badResponse("message_delta: usage: "+err.Error(), err)
+		}
+		if c != (agentrt.Usage{}) {
 			a.compact = c
 		}
 	case "message_stop":
