@@ -78,9 +78,10 @@
 //
 // Answers:
 //
-//   - The text parts of the first candidate, joined, → one text block (a
-//     function call between two texts splits them); thought parts
-//     (thought: true) → thinking blocks (Provider "gemini").
+//   - The text parts of the first candidate (the one of index 0, wherever
+//     it is in the array; other candidates are left out), joined, → one
+//     text block (a function call between two texts splits them); thought
+//     parts (thought: true) → thinking blocks (Provider "gemini").
 //   - functionCall parts → tool_use blocks, the args re-encoded as a JSON
 //     object (keys sorted; no args is {}).
 //   - Parts the runtime has no block for (executableCode,
@@ -100,7 +101,8 @@
 //     OutputTokens = candidatesTokenCount + thoughtsTokenCount (thoughts
 //     are billed as output); ReasoningTokens = thoughtsTokenCount;
 //     CacheReadTokens = cachedContentTokenCount.
-//     Streams report running totals: the last one is used.
+//     Streams report running totals: the last one is used. A negative
+//     count is [agentrt.ErrBadResponse].
 //   - Model = modelVersion, as the API reports it.
 //
 // # Function call ids
@@ -108,9 +110,10 @@
 // The Gemini API gives most function calls no id. A call without one gets
 // "call_<responseId>_<n>", n counting the calls of the answer from 0: the
 // same answer always yields the same ids, and ids do not repeat across
-// answers. An id the API does give (newer models do) is kept. Either way the
-// id is sent back in functionCall.id and functionResponse.id, and results
-// are also paired with their calls by name and position.
+// answers. An id the API does give (newer models do) is kept; an answer
+// in which two calls have the same id is [agentrt.ErrBadResponse]. Either
+// way the id is sent back in functionCall.id and functionResponse.id, and
+// results are also paired with their calls by name and position.
 //
 // # Thought signatures
 //
@@ -138,8 +141,11 @@
 // A stream that ends without a finish reason, or in the middle of a
 // function call, or with an undecodable event, is an
 // [agentrt.ErrBadResponse] error, never a partial answer; an error event in
-// the stream is reported by its status. Cancelling ctx closes the HTTP
-// stream at once and Plan returns an error wrapping ctx.Err().
+// the stream is reported by its status. A reply the SDK cannot decode,
+// streamed or not (a field of the wrong JSON type makes the SDK panic; the
+// panic is recovered), is an [agentrt.ErrBadResponse] error too.
+// Cancelling ctx closes the HTTP stream at once and Plan returns an error
+// wrapping ctx.Err().
 //
 // # Errors and retries
 //

@@ -271,7 +271,7 @@ func (p *Provider) Plan(ctx context.Context, req *agentrt.ModelRequest) (*agentr
 
 // generate makes one non-streaming call.
 func (p *Provider) generate(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (*agentrt.ModelResponse, error) {
-	r, err := p.client.Models.GenerateContent(ctx, p.model, contents, config)
+	r, err := p.generateContent(ctx, contents, config)
 	if err != nil {
 		return nil, err
 	}
@@ -282,11 +282,39 @@ func (p *Provider) generate(ctx context.Context, contents []*genai.Content, conf
 	return a.done(false)
 }
 
+// generateContent is Models.GenerateContent, with a panic of the SDK
+// (its converters assert the JSON types of the body: {"candidates":"x"}
+// panics) turned into an ErrBadResponse error.
+func (p *Provider) generateContent(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (r *genai.GenerateContentResponse, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r, err = nil, sdkPanic(v)
+		}
+	}()
+	return p.client.Models.GenerateContent(ctx, p.model, contents, config)
+}
+
+// sdkPanic is the error of a panic of the SDK while it decoded a reply.
+func sdkPanic(v any) error {
+	return badResponse(fmt.Sprintf("the SDK could not decode the reply: %v", v))
+}
+
 // stream makes one streaming call; info.output records whether any chunk
-// arrived (after which the call is not retried).
-func (p *Provider) stream(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig, onText func(string), info *callInfo) (*agentrt.ModelResponse, error) {
+// arrived (after which the call is not retried). A panic of the SDK while
+// it decodes an event is an ErrBadResponse error; one of onText is not
+// recovered.
+func (p *Provider) stream(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig, onText func(string), info *callInfo) (resp *agentrt.ModelResponse, err error) {
 	a := newAssembler(p.model)
+	inSDK := true // the SDK's code is running, not the loop's body
+	defer func() {
+		if inSDK {
+			if v := recover(); v != nil {
+				resp, err = nil, sdkPanic(v)
+			}
+		}
+	}()
 	for r, err := range p.client.Models.GenerateContentStream(ctx, p.model, contents, config) {
+		inSDK = false
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +322,9 @@ func (p *Provider) stream(ctx context.Context, contents []*genai.Content, config
 		if err := a.add(r, onText); err != nil {
 			return nil, err
 		}
+		inSDK = true
 	}
+	inSDK = false
 	return a.done(true)
 }
 

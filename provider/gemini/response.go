@@ -30,6 +30,7 @@ type assembler struct {
 	inThink  bool         // a thought part is pending
 	open     *partialCall // a call streamed in pieces, not yet closed
 	calls    int
+	ids      map[string]bool // the ids of the calls so far
 
 	finish       genai.FinishReason
 	blocked      bool // the prompt was refused (promptFeedback.blockReason)
@@ -61,10 +62,10 @@ func (a *assembler) add(r *genai.GenerateContentResponse, onText func(string)) e
 	if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
 		a.blocked = true
 	}
-	if len(r.Candidates) == 0 || r.Candidates[0] == nil {
+	cand := answerCandidate(r.Candidates)
+	if cand == nil {
 		return nil
 	}
-	cand := r.Candidates[0]
 	a.candidate = true
 	if cand.Content != nil {
 		for _, part := range cand.Content.Parts {
@@ -113,6 +114,19 @@ func (a *assembler) add(r *genai.GenerateContentResponse, onText func(string)) e
 	}
 	if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
 		a.finish = cand.FinishReason
+	}
+	return nil
+}
+
+// answerCandidate returns the candidate the answer is made of: the one of
+// index 0 (an absent index is 0), wherever it is in the array. With
+// candidateCount over 1 the API numbers the candidates, and a stream chunk
+// may carry them in any order, or only others.
+func answerCandidate(cands []*genai.Candidate) *genai.Candidate {
+	for _, c := range cands {
+		if c != nil && c.Index == 0 {
+			return c
+		}
 	}
 	return nil
 }
@@ -204,6 +218,13 @@ func (a *assembler) closeCall() error {
 	if id == "" {
 		id = a.callID()
 	}
+	if a.ids[id] {
+		return badResponse(fmt.Sprintf("two function calls have the id %q", id))
+	}
+	if a.ids == nil {
+		a.ids = map[string]bool{}
+	}
+	a.ids[id] = true
 	a.calls++
 	b := agentrt.ToolUseBlock(id, pc.name, input)
 	if len(pc.sig) > 0 {
@@ -233,6 +254,10 @@ func (a *assembler) callID() string {
 func (a *assembler) done(stream bool) (*agentrt.ModelResponse, error) {
 	if a.open != nil {
 		return nil, badResponse(fmt.Sprintf("the answer ended in the middle of function call %q", a.open.name))
+	}
+	if u := a.usage; u != nil && (u.PromptTokenCount < 0 || u.ToolUsePromptTokenCount < 0 ||
+		u.CandidatesTokenCount < 0 || u.ThoughtsTokenCount < 0 || u.CachedContentTokenCount < 0) {
+		return nil, badResponse("usageMetadata has a negative token count")
 	}
 	a.flushText()
 	a.flushThought()
