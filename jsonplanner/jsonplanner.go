@@ -96,9 +96,14 @@ type PromptData struct {
 // the session's n-th assistant message, or of a later n if that id is
 // already taken); a final_answer becomes a text block (an answer that is
 // not a JSON string, as for a ResponseSchema, becomes its JSON text).
+// Bytes that are not UTF-8 inside the JSON strings of arguments or of an
+// answer become U+FFFD, as encoding/json reads them. Whether arguments
+// match the tool's input schema is left to the tool, whose error goes back
+// to the model as the call's result.
 //
 // An answer that cannot be used (no JSON object, unknown action, missing
-// name, a tool not in the request, arguments that are not an object) is
+// name, a tool not in the request, arguments that are not an object or
+// that give one key twice in an object, which JSON readers disagree on) is
 // sent back to the model with a user message saying what was wrong and
 // showing the format, up to MaxRetries times; then Plan returns an error
 // wrapping [ErrUnparsableDecision]. These exchanges stay inside Plan: the session
@@ -111,7 +116,9 @@ type PromptData struct {
 // calls and rejected answers are never streamed. The request's
 // ResponseSchema is described in the system prompt instead of being passed
 // to the Provider, whose output must be the decision object. Errors from
-// the Provider are returned as they are, without retrying.
+// the Provider are returned as they are, without retrying; a Provider
+// that returns neither a response nor an error gets an error wrapping
+// [agentrt.ErrBadResponse].
 //
 // The Planner is safe for concurrent use if the Provider is. New
 // panics if p is nil or opts.Prompt does not parse.
@@ -227,7 +234,7 @@ func (jp *jsonPlanner) generate(ctx context.Context, req *agentrt.ModelRequest, 
 		return nil, err
 	}
 	if resp == nil {
-		return nil, errors.New("agentrt: JSON planner: the provider returned no response")
+		return nil, fmt.Errorf("agentrt: JSON planner: the provider returned no response: %w", agentrt.ErrBadResponse)
 	}
 	return resp, nil
 }
@@ -417,8 +424,9 @@ func parseJSONDecision(raw string, specs []agentrt.ToolSpec, tools map[string]bo
 		}
 		d.final = true
 		if json.Unmarshal(w.Answer, &d.answer) != nil {
-			// Not a string: a structured answer, kept as JSON text.
-			d.answer = string(w.Answer)
+			// Not a string: a structured answer, kept as JSON text,
+			// with each byte that is not UTF-8 as U+FFFD, as in a string.
+			d.answer = textcut.ValidText(string(w.Answer))
 		}
 		return d, ""
 	case "tool_call":
@@ -442,7 +450,7 @@ func parseJSONDecision(raw string, specs []agentrt.ToolSpec, tools map[string]bo
 		}
 		return d, ""
 	}
-	return d, fmt.Sprintf(`unknown action %q: use "tool_call", "tool_calls" or "final_answer"`, action)
+	return d, fmt.Sprintf(`unknown action %s: use "tool_call", "tool_calls" or "final_answer"`, quoteCut(action))
 }
 
 func checkJSONCall(rawName, rawArgs json.RawMessage, specs []agentrt.ToolSpec, tools map[string]bool) (c jsonCall, problem string) {
@@ -452,14 +460,14 @@ func checkJSONCall(rawName, rawArgs json.RawMessage, specs []agentrt.ToolSpec, t
 	c.name = strings.TrimSpace(c.name)
 	if !tools[c.name] {
 		if len(specs) == 0 {
-			return c, fmt.Sprintf("unknown tool %q: no tools are available, give a final_answer", c.name)
+			return c, fmt.Sprintf("unknown tool %s: no tools are available, give a final_answer", quoteCut(c.name))
 		}
 		names := make([]string, len(specs))
 		for i, s := range specs {
 			names[i] = strconv.Quote(s.Name)
 		}
 		slices.Sort(names)
-		return c, fmt.Sprintf("unknown tool %q: the available tools are %s", c.name, strings.Join(names, ", "))
+		return c, fmt.Sprintf("unknown tool %s: the available tools are %s", quoteCut(c.name), strings.Join(names, ", "))
 	}
 	args := bytes.TrimSpace(rawArgs)
 	if len(args) == 0 || string(args) == "null" {
@@ -484,8 +492,65 @@ func checkJSONCall(rawName, rawArgs json.RawMessage, specs []agentrt.ToolSpec, t
 	if err := json.Compact(&buf, args); err != nil {
 		return c, fmt.Sprintf(`"arguments" of tool %q are not valid JSON: %v`, c.name, err)
 	}
-	c.arguments = buf.Bytes()
+	if key, ok := repeatedKey(buf.Bytes()); ok {
+		return c, fmt.Sprintf(`"arguments" of tool %q have the key %s twice in one object: give each key once`, c.name, quoteCut(key))
+	}
+	// Bytes that are not UTF-8 can only be inside strings: U+FFFD, as
+	// encoding/json reads them, keeps the object valid JSON text.
+	c.arguments = json.RawMessage(textcut.ValidText(buf.String()))
 	return c, ""
+}
+
+// quoteCut quotes a value the model wrote, cut to 100 bytes, for a
+// problem that must stay short whatever the model wrote.
+func quoteCut(s string) string {
+	return strconv.Quote(textcut.Ellipsis(s, 100))
+}
+
+// repeatedKey returns a key that appears twice in one object of the
+// valid JSON value v, at any depth. JSON readers disagree on which of the
+// two values counts (the last in Go, the first in others), so such
+// arguments are not passed on.
+func repeatedKey(v []byte) (key string, ok bool) {
+	if !bytes.Contains(v, []byte{':'}) {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	type level struct {
+		keys   map[string]bool // nil for an array
+		atName bool            // the next string is a key
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false // the end (v is valid JSON)
+		}
+		if s, isString := tok.(string); isString && len(stack) > 0 && stack[len(stack)-1].atName {
+			top := &stack[len(stack)-1]
+			if top.keys[s] {
+				return s, true
+			}
+			top.keys[s] = true
+			top.atName = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, level{keys: map[string]bool{}, atName: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, level{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: in an object, a key comes next.
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].atName = true
+		}
+	}
 }
 
 // jsonHistory is the session as a text-only conversation, and what is
