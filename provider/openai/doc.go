@@ -131,6 +131,13 @@
 //     malformed chunk or an error event, or ends without a finish reason
 //     (in the middle of a tool call or not) is an error, never a partial
 //     answer.
+//   - A reply with two tool calls of one id, a negative token count, or a
+//     field the adapter reads holding a value of another type than the
+//     API's (an object for the content, a string for the usage...; a
+//     number for a string is read as its text) is an ErrBadResponse, in
+//     both APIs, streamed or not. A tool call's arguments sent as a JSON
+//     object instead of a string holding one (llama.cpp, Hugging Face
+//     TGI) are taken as the input.
 //   - finish_reason: stop → FinishStop, tool_calls → FinishToolUse (also
 //     "stop" when the message has tool calls, as some servers say),
 //     length → FinishLength, content_filter → FinishContentFilter, anything
@@ -257,7 +264,10 @@
 // text blocks (a refusal finishes with FinishContentFilter), function_call
 // items tool_use blocks; a streamed call hands text and refusal deltas to
 // OnText and takes the message, with the function calls' arguments whole,
-// from the stream's last event (response.completed or response.incomplete).
+// from the stream's last event (response.completed or response.incomplete);
+// a stream whose text deltas are not that message's text (a delta lost,
+// repeated or out of order) is an ErrBadResponse, and one without any
+// text delta hands the message's text to OnText once, whole.
 // An incomplete response finishes with FinishLength (max_output_tokens) or
 // FinishContentFilter; a failed one, or an error event in the stream, is a
 // ProviderError with the API's code. Usage: input_tokens, output_tokens,

@@ -28,7 +28,13 @@ type toolCall struct {
 
 // response maps a complete (non-streamed) reply.
 func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, error) {
-	if c == nil || len(c.Choices) == 0 {
+	if c == nil {
+		return nil, badResponse("the reply has no choices", nil)
+	}
+	if err := wrongType("the reply", field{"choices", c.JSON.Choices}, field{"usage", c.JSON.Usage}); err != nil {
+		return nil, err
+	}
+	if len(c.Choices) == 0 {
 		return nil, badResponse("the reply has no choices", nil)
 	}
 	choice := c.Choices[0]
@@ -39,8 +45,21 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		}
 	}
 	msg := choice.Message
+	legacy := msg.JSON.FunctionCall
+	if err := wrongType("the reply's choice", field{"message", choice.JSON.Message}, field{"finish_reason", choice.JSON.FinishReason},
+		field{"refusal", msg.JSON.Refusal}, field{"tool_calls", msg.JSON.ToolCalls}, field{"function_call", legacy}); err != nil {
+		return nil, err
+	}
+	text, thinking, ok := contentOf(msg.Content, msg.JSON.Content)
+	if !ok {
+		return nil, badResponse("the reply's content is neither a string nor a list of parts: "+truncate(msg.JSON.Content.Raw(), 100), nil)
+	}
 	calls := make([]*toolCall, 0, len(msg.ToolCalls))
 	for _, tc := range msg.ToolCalls {
+		if err := wrongType("a tool call of the reply", field{"id", tc.JSON.ID}, field{"type", tc.JSON.Type}, field{"function", tc.JSON.Function},
+			field{"function.name", tc.Function.JSON.Name}); err != nil {
+			return nil, err
+		}
 		if tc.Type != "" && tc.Type != "function" {
 			return nil, badResponse(fmt.Sprintf("the reply has a tool call of type %q, which was not offered", tc.Type), nil)
 		}
@@ -55,9 +74,8 @@ func (p *Provider) response(c *oai.ChatCompletion) (*agentrt.ModelResponse, erro
 		call.args.WriteString(fc.Arguments)
 		calls = append(calls, call)
 	}
-	text, thinking := contentOf(msg.Content, msg.JSON.Content)
-	reasoning, field := reasoningOf(msg.JSON.ExtraFields)
-	return p.build(reasoning+thinking, field, detailsOf(msg.JSON.ExtraFields), text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.JSON.ExtraFields["timings"], c.Model)
+	reasoning, rfield := reasoningOf(msg.JSON.ExtraFields)
+	return p.build(reasoning+thinking, rfield, detailsOf(msg.JSON.ExtraFields), text, msg.Refusal, calls, choice.FinishReason, c.Usage, c.JSON.ExtraFields["timings"], c.Model)
 }
 
 // reasoningOf returns the reasoning text that OpenAI-compatible servers
@@ -86,11 +104,13 @@ func reasoningOf(extra map[string]respjson.Field) (text, field string) {
 // delta's content. It is a string, except from Mistral's reasoning
 // models, which send a list of parts: "text" parts with their text, and
 // "thinking" parts whose "thinking" is a list of text parts. The SDK
-// keeps such a list as its raw JSON text in the string field.
-func contentOf(content string, f respjson.Field) (text, reasoning string) {
+// keeps such a list as its raw JSON text in the string field. ok is
+// false for a content of another type (a number, an object, a list that
+// is not of parts), which the SDK leaves empty.
+func contentOf(content string, f respjson.Field) (text, reasoning string, ok bool) {
 	raw := strings.TrimSpace(f.Raw())
 	if !strings.HasPrefix(raw, "[") {
-		return content, ""
+		return content, "", f.Valid() || raw == respjson.Omitted || raw == respjson.Null
 	}
 	var parts []struct {
 		Type     string          `json:"type"`
@@ -98,7 +118,7 @@ func contentOf(content string, f respjson.Field) (text, reasoning string) {
 		Thinking json.RawMessage `json:"thinking"`
 	}
 	if json.Unmarshal([]byte(raw), &parts) != nil {
-		return content, ""
+		return "", "", false
 	}
 	var t, r strings.Builder
 	for _, part := range parts {
@@ -119,7 +139,7 @@ func contentOf(content string, f respjson.Field) (text, reasoning string) {
 			}
 		}
 	}
-	return t.String(), r.String()
+	return t.String(), r.String(), true
 }
 
 // stream makes a streaming call, hands each text delta to onText and
@@ -129,7 +149,9 @@ func (p *Provider) stream(ctx context.Context, params oai.ChatCompletionNewParam
 	defer st.Close()
 	var acc streamState
 	for st.Next() {
-		acc.add(st.Current(), onText)
+		if err := acc.add(st.Current(), onText); err != nil {
+			return nil, err
+		}
 	}
 	if err := st.Err(); err != nil {
 		if acc.chunks == 0 {
@@ -175,8 +197,11 @@ type streamState struct {
 	reasoningField string
 }
 
-func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
+func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) error {
 	s.chunks++
+	if err := wrongType("a chunk of the stream", field{"choices", c.JSON.Choices}, field{"usage", c.JSON.Usage}); err != nil {
+		return err
+	}
 	if c.Model != "" {
 		s.model = c.Model
 	}
@@ -192,11 +217,18 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 			continue // only one choice is asked for
 		}
 		d := ch.Delta
-		text, thinking := contentOf(d.Content, d.JSON.Content)
-		reasoning, field := reasoningOf(d.JSON.ExtraFields)
+		if err := wrongType("a chunk of the stream", field{"delta", ch.JSON.Delta}, field{"finish_reason", ch.JSON.FinishReason},
+			field{"refusal", d.JSON.Refusal}, field{"tool_calls", d.JSON.ToolCalls}, field{"function_call", d.JSON.FunctionCall}); err != nil {
+			return err
+		}
+		text, thinking, ok := contentOf(d.Content, d.JSON.Content)
+		if !ok {
+			return badResponse("a chunk's content is neither a string nor a list of parts: "+truncate(d.JSON.Content.Raw(), 100), nil)
+		}
+		reasoning, rfield := reasoningOf(d.JSON.ExtraFields)
 		s.reasoning.WriteString(reasoning + thinking)
-		if field != "" {
-			s.reasoningField = field
+		if rfield != "" {
+			s.reasoningField = rfield
 		}
 		s.details.add(d.JSON.ExtraFields)
 		if text != "" {
@@ -208,6 +240,10 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 			onText(d.Refusal)
 		}
 		for i, tc := range d.ToolCalls {
+			if err := wrongType("a tool call fragment", field{"index", tc.JSON.Index}, field{"id", tc.JSON.ID}, field{"function", tc.JSON.Function},
+				field{"function.name", tc.Function.JSON.Name}); err != nil {
+				return err
+			}
 			// Servers that send no index (Mistral, Moonshot) send the
 			// fragments of a delta in the order of the calls.
 			if !tc.JSON.Index.Valid() {
@@ -233,6 +269,7 @@ func (s *streamState) add(c oai.ChatCompletionChunk, onText func(string)) {
 			}
 		}
 	}
+	return nil
 }
 
 func (s *streamState) addToolCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) {
@@ -286,6 +323,10 @@ func (p *Provider) build(reasoning, reasoningField string, details json.RawMessa
 	if refusal != "" {
 		blocks = append(blocks, agentrt.TextBlock(refusal))
 	}
+	if err := usageError(usage); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(calls))
 	for i, c := range calls {
 		if c.name == "" {
 			return nil, badResponse(fmt.Sprintf("tool call %d has no function name", i), nil)
@@ -294,11 +335,15 @@ func (p *Provider) build(reasoning, reasoningField string, details json.RawMessa
 		if id == "" {
 			id = newCallID()
 		}
+		ids = append(ids, id)
 		b := agentrt.ToolUseBlock(id, c.name, toolInput(c.args.String()))
 		if c.sig != "" {
 			b.Signature, b.Provider = []byte(c.sig), providerName
 		}
 		blocks = append(blocks, b)
+	}
+	if err := checkCalls(ids); err != nil {
+		return nil, err
 	}
 	if model == "" {
 		model = p.model
@@ -407,4 +452,18 @@ func newCallID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "call_" + hex.EncodeToString(b[:])
+}
+
+// usageError refuses a usage whose counts are of another type than
+// numbers, or negative.
+func usageError(u oai.CompletionUsage) error {
+	if err := wrongType("the usage", field{"prompt_tokens", u.JSON.PromptTokens}, field{"completion_tokens", u.JSON.CompletionTokens},
+		field{"total_tokens", u.JSON.TotalTokens}, field{"completion_tokens_details", u.JSON.CompletionTokensDetails},
+		field{"prompt_tokens_details", u.JSON.PromptTokensDetails},
+		field{"reasoning_tokens", u.CompletionTokensDetails.JSON.ReasoningTokens},
+		field{"cached_tokens", u.PromptTokensDetails.JSON.CachedTokens}); err != nil {
+		return err
+	}
+	return checkUsage(u.PromptTokens, u.CompletionTokens, u.TotalTokens, u.CompletionTokensDetails.ReasoningTokens,
+		u.PromptTokensDetails.CachedTokens, u.PromptTokensDetails.CacheWriteTokens)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/responses"
 )
 
@@ -24,6 +25,7 @@ func (r *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 	st := r.client.Responses.NewStreaming(ctx, params, ropts...)
 	defer st.Close()
 	events := 0
+	var deltas strings.Builder // the text handed to onText
 	var final *responses.Response
 	var items []responses.ResponseOutputItemUnion // from output_item.done, in case the last event has no output
 	for final == nil && st.Next() {
@@ -32,6 +34,7 @@ func (r *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 		switch ev.Type {
 		case "response.output_text.delta", "response.refusal.delta":
 			if ev.Delta != "" {
+				deltas.WriteString(ev.Delta)
 				onText(ev.Delta)
 			}
 		case "response.output_item.done":
@@ -62,7 +65,90 @@ func (r *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 	if len(final.Output) == 0 {
 		final.Output = items
 	}
+	// The text handed to onText must be the answer's: deltas lost,
+	// repeated or out of order would make the caller show one text and
+	// keep another. A server that streams no text deltas at all gives the
+	// text whole, at the end.
+	switch text, shown := outputText(final.Output), deltas.String(); {
+	case shown == text:
+	case shown == "":
+		onText(text)
+	default:
+		return nil, badResponse("the stream's text deltas are not the text of its response", nil)
+	}
 	return final, nil
+}
+
+// outputText is the text of the output's messages (output_text and
+// refusal parts), in order: what response makes text blocks of.
+func outputText(output []responses.ResponseOutputItemUnion) string {
+	var sb strings.Builder
+	for _, item := range output {
+		if item.Type != "message" {
+			continue
+		}
+		for _, c := range item.Content {
+			switch c.Type {
+			case "output_text":
+				sb.WriteString(c.Text)
+			case "refusal":
+				sb.WriteString(c.Refusal)
+			}
+		}
+	}
+	return sb.String()
+}
+
+// responseTypes refuses a response whose fields that the adapter reads
+// hold values of another type than the API's (see wrongType).
+func responseTypes(resp *responses.Response) error {
+	u := resp.Usage
+	if err := wrongType("the response", field{"output", resp.JSON.Output}, field{"status", resp.JSON.Status}, field{"usage", resp.JSON.Usage},
+		field{"model", resp.JSON.Model}, field{"incomplete_details", resp.JSON.IncompleteDetails},
+		field{"input_tokens", u.JSON.InputTokens}, field{"output_tokens", u.JSON.OutputTokens},
+		field{"input_tokens_details", u.JSON.InputTokensDetails}, field{"output_tokens_details", u.JSON.OutputTokensDetails},
+		field{"cached_tokens", u.InputTokensDetails.JSON.CachedTokens}, field{"reasoning_tokens", u.OutputTokensDetails.JSON.ReasoningTokens}); err != nil {
+		return err
+	}
+	if err := checkUsage(u.InputTokens, u.OutputTokens, u.InputTokensDetails.CachedTokens, u.InputTokensDetails.CacheWriteTokens, u.OutputTokensDetails.ReasoningTokens); err != nil {
+		return err
+	}
+	for _, item := range resp.Output {
+		if err := wrongType("an output item", field{"type", item.JSON.Type}, field{"id", item.JSON.ID}); err != nil {
+			return err
+		}
+		switch item.Type {
+		case "message":
+			if err := wrongType("a message item", field{"content", item.JSON.Content}); err != nil {
+				return err
+			}
+			// The SDK takes a scalar for this list (the field is shared
+			// with other item types).
+			if raw := strings.TrimSpace(item.JSON.Content.Raw()); raw != respjson.Omitted && raw != respjson.Null && !strings.HasPrefix(raw, "[") {
+				return badResponse("a message item: content is not a list: "+truncate(raw, 100), nil)
+			}
+			for _, c := range item.Content {
+				if err := wrongType("a message item's content", field{"type", c.JSON.Type}, field{"text", c.JSON.Text}, field{"refusal", c.JSON.Refusal}); err != nil {
+					return err
+				}
+			}
+		case "function_call":
+			if err := wrongType("a function_call item", field{"call_id", item.JSON.CallID}, field{"name", item.JSON.Name}); err != nil {
+				return err
+			}
+		case "reasoning":
+			if err := wrongType("a reasoning item", field{"summary", item.JSON.Summary}, field{"content", item.JSON.Content},
+				field{"encrypted_content", item.JSON.EncryptedContent}); err != nil {
+				return err
+			}
+			for _, x := range item.Summary {
+				if err := wrongType("a reasoning summary", field{"text", x.JSON.Text}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // response maps a complete response: reasoning items to thinking blocks
@@ -77,6 +163,9 @@ func (r *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec) (*agentrt.ModelResponse, error) {
 	if resp == nil {
 		return nil, badResponse("the reply is empty", nil)
+	}
+	if err := responseTypes(resp); err != nil {
+		return nil, err
 	}
 	if resp.Status == responses.ResponseStatusFailed {
 		info := errorInfo{Code: string(resp.Error.Code), Message: resp.Error.Message}
@@ -142,14 +231,29 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 			if id == "" {
 				id = newCallID()
 			}
-			if expanded := parallelCalls(id, item.Name, item.Arguments.OfString, tools); expanded != nil {
+			args := item.Arguments.OfString
+			if raw := strings.TrimSpace(item.JSON.Arguments.Raw()); strings.HasPrefix(raw, "{") {
+				// The arguments as an object, not a string holding one
+				// (some compatible servers): the object is the input.
+				args = raw
+			}
+			if expanded := parallelCalls(id, item.Name, args, tools); expanded != nil {
 				blocks = append(blocks, expanded...)
 				calls += len(expanded)
 				continue
 			}
-			blocks = append(blocks, withItemID(agentrt.ToolUseBlock(id, item.Name, toolInput(item.Arguments.OfString)), item.ID, reasoned))
+			blocks = append(blocks, withItemID(agentrt.ToolUseBlock(id, item.Name, toolInput(args)), item.ID, reasoned))
 			calls++
 		}
+	}
+	var ids []string
+	for _, b := range blocks {
+		if b.Type == agentrt.BlockToolUse {
+			ids = append(ids, b.ID)
+		}
+	}
+	if err := checkCalls(ids); err != nil {
+		return nil, err
 	}
 	model := string(resp.Model)
 	if model == "" {
