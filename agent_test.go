@@ -138,7 +138,6 @@ func TestRunToolFailuresBecomeErrorResults(t *testing.T) {
 			assert.Contains(t, string(pe.Stack), "agent_test.go", "the stack reaches the caller")
 		}},
 		{"default policy denies write", agenttest.CallTool("write", `{"path":"a.txt","text":"x"}`), `"write" is a write tool and this agent only allows read-only tools`, nil},
-		{"empty id", agenttest.Respond(agentrt.NewAssistantMessage(agentrt.ToolUseBlock("", "add", []byte(`{"a":1,"b":2}`)))), `invalid tool_use: empty id; this call was not run`, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

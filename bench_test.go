@@ -101,7 +101,7 @@ func bareLoop(ctx context.Context, planner agentrt.Planner) error {
 }
 
 // turnPlanner answers turns 1..turns with a call of add, each with an
-// id of its own (a reused id is refused, not run), and then with a text.
+// id of its own (a reused id would be replaced), and then with a text.
 func turnPlanner(turns int) agentrt.Planner {
 	calls := make([]*agentrt.ModelResponse, turns+1)
 	for i := range calls {

@@ -141,8 +141,8 @@ func (l *loop) accept(resp *ModelResponse) Message {
 	return m
 }
 
-// collectCalls fills l.calls with the tool_use blocks, each with the
-// problem of its id if it has one. First the ids the model gave that can
+// collectCalls fills l.calls with the tool_use blocks, each marked if its
+// id cannot stay (see checkID). First the ids the model gave that can
 // stay are taken, so that an id invented later never takes one of them.
 func (l *loop) collectCalls(blocks []Block) {
 	clear(l.calls)
@@ -152,26 +152,27 @@ func (l *loop) collectCalls(blocks []Block) {
 		if b.Type != BlockToolUse {
 			continue
 		}
-		l.calls = append(l.calls, call{use: *b, index: i, note: l.idProblem(b.ID)})
+		keep, note := l.checkID(b.ID)
+		l.calls = append(l.calls, call{use: *b, index: i, newID: !keep, note: note})
 	}
 }
 
-// idProblem is why the tool_use id cannot stay, or "" if it can (and is
-// then taken).
-func (l *loop) idProblem(id string) string {
+// checkID reports whether a tool_use id can stay (it is then taken) and,
+// if the call must not run, why. An empty id, one that is not UTF-8 and
+// one an earlier turn used get a new id and run: most APIs' servers, not
+// the model, give the ids, and some give the same ones every turn ("0",
+// "call_1"). A second call with the id of one before it in the same
+// message does not run: it may be that call repeated.
+func (l *loop) checkID(id string) (keep bool, note string) {
 	given, seen := l.ids[id]
 	switch {
-	case id == "":
-		return "invalid tool_use: empty id; this call was not run. Give every tool_use a unique id."
-	case !utf8.ValidString(id):
-		return fmt.Sprintf("invalid tool_use: id %q is not valid UTF-8; this call was not run. Give every tool_use a unique id of plain text.", id)
 	case seen && given == l.turns:
-		return fmt.Sprintf("invalid tool_use: duplicate id %q in this message; this call was not run. Give every tool_use a unique id.", id)
-	case seen:
-		return fmt.Sprintf("invalid tool_use: id %q was already used earlier in this conversation; this call was not run. Give every tool_use a new, unique id.", id)
+		return false, fmt.Sprintf("invalid tool_use: duplicate id %q in this message; this call was not run. Give every tool_use a unique id.", id)
+	case id == "", seen, !utf8.ValidString(id):
+		return false, ""
 	}
 	l.ids[id] = l.turns
-	return ""
+	return true, ""
 }
 
 // repairCalls gives each call in l.calls with a bad id a new one, turns an
@@ -187,7 +188,7 @@ func (l *loop) repairCalls(m *Message) {
 	}
 	for k := range l.calls {
 		c := &l.calls[k]
-		if c.note != "" {
+		if c.newID {
 			own()
 			b := &m.Blocks[c.index]
 			b.ID = l.inventID(k)
@@ -437,6 +438,7 @@ type call struct {
 	index int        // of the block in the assistant message
 	entry *toolEntry // the tool; nil when note is set
 	note  string     // why the call must not run (decided by the loop)
+	newID bool       // its id could not stay: it gets one of the runtime's
 
 	// The outcome, set by the runtime.
 	result Message

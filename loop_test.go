@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,13 +51,15 @@ func TestRunInventedIDsNeverCollide(t *testing.T) {
 	uses := msgs[1].ToolUses()
 	require.Len(t, uses, 2)
 	assert.Equal(t, "agentrt_t1_2", uses[0].ID)
+	assert.NotEmpty(t, uses[1].ID)
 	assert.NotEqual(t, uses[0].ID, uses[1].ID)
 	assert.Equal(t, "3", resultOf(t, msgs, "agentrt_t1_2").Content, "the well-formed call runs")
-	bad := resultOf(t, msgs, uses[1].ID)
-	assert.True(t, bad.IsError)
-	assert.Contains(t, bad.Content, "empty id")
+	assert.Equal(t, "7", resultOf(t, msgs, uses[1].ID).Content, "the call without an id gets one and runs")
 }
 
+// Servers, not models, give most ids, and some give the same ones every
+// turn (TGI's "0"): a reused id, and one that is not UTF-8, are replaced
+// and the call runs; the session keeps unique ids.
 func TestRunReusedAndInvalidUTF8IDs(t *testing.T) {
 	t.Parallel()
 	store, err := agentrt.NewJSONLStore(t.TempDir(), nil)
@@ -64,9 +67,9 @@ func TestRunReusedAndInvalidUTF8IDs(t *testing.T) {
 	script := agenttest.Script(
 		agenttest.Respond(agentrt.NewAssistantMessage(use("x1", "add", `{"a":1,"b":2}`))),
 		agenttest.Respond(agentrt.NewAssistantMessage(
-			use("x1", "add", `{"a":1,"b":2}`),      // reused from turn 1
-			use("a\xff", "add", `{"a":1,"b":2}`),   // not UTF-8
-			use("a\xfe", "add", `{"a":1,"b":2}`))), // not UTF-8, same on disk once replaced
+			use("x1", "add", `{"a":2,"b":2}`),      // reused from turn 1
+			use("a\xff", "add", `{"a":3,"b":2}`),   // not UTF-8
+			use("a\xfe", "add", `{"a":4,"b":2}`))), // not UTF-8, same on disk once replaced
 		agenttest.Reply("done"),
 	)
 	ag := &agentrt.Agent{Tools: []agentrt.Tool{addTool()}, Planner: script, Store: store}
@@ -85,9 +88,40 @@ func TestRunReusedAndInvalidUTF8IDs(t *testing.T) {
 		assert.False(t, seen[u.ID], "id %q appears twice on disk", u.ID)
 		seen[u.ID] = true
 	}
-	assert.Contains(t, resultOf(t, msgs, uses[0].ID).Content, "already used earlier")
-	assert.Contains(t, resultOf(t, msgs, uses[1].ID).Content, "not valid UTF-8")
-	assert.Contains(t, resultOf(t, msgs, uses[2].ID).Content, "not valid UTF-8")
+	for i, want := range []string{"4", "5", "6"} {
+		res := resultOf(t, msgs, uses[i].ID)
+		assert.False(t, res.IsError, "call %d: %s", i, res.Content)
+		assert.Equal(t, want, res.Content)
+	}
+}
+
+// A second call with the id of one before it in the same message may be
+// that call repeated: it gets a new id and an is_error result, and does
+// not run; the first runs.
+func TestRunDuplicateIDInOneMessageNotRun(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	count := agentrt.NewTool("count", "Counts its calls.", func(context.Context, struct{}) (int, error) {
+		return int(runs.Add(1)), nil
+	})
+	script := agenttest.Script(
+		agenttest.Respond(agentrt.NewAssistantMessage(use("c1", "count", `{}`), use("c1", "count", `{}`))),
+		agenttest.Reply("done"),
+	)
+	ag, store := newAgent(script, count)
+	ag.Permission = agentrt.AllowAll()
+	_, msgs, err := runAgent(t, ag, store, "go")
+	require.NoError(t, err)
+	agenttest.AssertInvariants(t, msgs)
+	uses := msgs[1].ToolUses()
+	require.Len(t, uses, 2)
+	assert.Equal(t, "c1", uses[0].ID)
+	assert.NotEqual(t, "c1", uses[1].ID)
+	assert.Equal(t, int32(1), runs.Load(), "the repeated call does not run")
+	assert.Equal(t, "1", resultOf(t, msgs, "c1").Content)
+	dup := resultOf(t, msgs, uses[1].ID)
+	assert.True(t, dup.IsError)
+	assert.Contains(t, dup.Content, `duplicate id "c1" in this message`)
 }
 
 func TestRunResultTooLongForTheStoreBecomesAnErrorResult(t *testing.T) {
