@@ -27,19 +27,6 @@ func wrongType(what string, fields ...field) error {
 	return nil
 }
 
-// checkCalls refuses an answer with two tool calls of one id: a session
-// could not tell their results apart.
-func checkCalls(ids []string) error {
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if seen[id] {
-			return badResponse(fmt.Sprintf("two tool calls have the id %q", id), nil)
-		}
-		seen[id] = true
-	}
-	return nil
-}
-
 // checkUsage refuses negative token counts.
 func checkUsage(counts ...int64) error {
 	for _, n := range counts {

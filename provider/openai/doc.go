@@ -131,7 +131,7 @@
 //     malformed chunk or an error event, or ends without a finish reason
 //     (in the middle of a tool call or not) is an error, never a partial
 //     answer.
-//   - A reply with two tool calls of one id, a negative token count, or a
+//   - A reply with a negative token count, or a
 //     field the adapter reads holding a value of another type than the
 //     API's (an object for the content, a string for the usage...; a
 //     number for a string is read as its text) is an ErrBadResponse, in

@@ -326,7 +326,6 @@ func (p *Provider) build(reasoning, reasoningField string, details json.RawMessa
 	if err := usageError(usage); err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(calls))
 	for i, c := range calls {
 		if c.name == "" {
 			return nil, badResponse(fmt.Sprintf("tool call %d has no function name", i), nil)
@@ -335,15 +334,11 @@ func (p *Provider) build(reasoning, reasoningField string, details json.RawMessa
 		if id == "" {
 			id = newCallID()
 		}
-		ids = append(ids, id)
 		b := agentrt.ToolUseBlock(id, c.name, toolInput(c.args.String()))
 		if c.sig != "" {
 			b.Signature, b.Provider = []byte(c.sig), providerName
 		}
 		blocks = append(blocks, b)
-	}
-	if err := checkCalls(ids); err != nil {
-		return nil, err
 	}
 	if model == "" {
 		model = p.model

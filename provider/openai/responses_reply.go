@@ -246,15 +246,6 @@ func (r *Responses) response(resp *responses.Response, tools []agentrt.ToolSpec)
 			calls++
 		}
 	}
-	var ids []string
-	for _, b := range blocks {
-		if b.Type == agentrt.BlockToolUse {
-			ids = append(ids, b.ID)
-		}
-	}
-	if err := checkCalls(ids); err != nil {
-		return nil, err
-	}
 	model := string(resp.Model)
 	if model == "" {
 		model = r.model
