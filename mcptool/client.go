@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -22,7 +23,16 @@ var (
 	ErrDisconnected = errors.New("mcptool: connection to the MCP server was lost")
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("mcptool: client is closed")
+	// ErrBadResult: the server answered a call with a result that cannot
+	// be read (content of an unknown type, an image whose data is not
+	// base64, a result that is not a JSON object). The connection is
+	// kept: the server still answers.
+	ErrBadResult = errors.New("mcptool: the MCP server sent a result that cannot be read")
 )
+
+// pingTimeout bounds the ping that tells an unreadable result from a
+// broken connection.
+const pingTimeout = 5 * time.Second
 
 // A Dialer returns a new, unconnected [mcp.Transport] each time it is
 // called. A [Client] calls it once in [Connect] and again each time it
@@ -231,6 +241,9 @@ func (c *Client) Tools(ctx context.Context) ([]agentrt.Tool, error) {
 		}
 		defs = append(defs, def)
 	}
+	if err := checkDefs(defs); err != nil {
+		return nil, fmt.Errorf("mcptool: the MCP server's tool list cannot be used: %w", err)
+	}
 	tools := make([]agentrt.Tool, 0, len(defs))
 	for _, def := range defs {
 		tools = append(tools, &Tool{client: c, def: def})
@@ -379,12 +392,29 @@ func (c *Client) call(ctx context.Context, name string, args any) (*mcp.CallTool
 	if err == nil {
 		return res, nil
 	}
+	if ctx.Err() == nil && s.ctx.Err() == nil && !isServerError(err) && c.answers(ctx, s) {
+		// The go-sdk could not decode the result, but the connection is
+		// fine: dropping it would restart a stdio server for nothing.
+		return nil, fmt.Errorf("calling %q: %w: %v", name, ErrBadResult, err)
+	}
 	err = c.failed(ctx, s, err, false)
 	switch {
 	case isServerError(err):
 		return nil, fmt.Errorf("the MCP server refused the call of %q: %w", name, err)
 	}
 	return nil, fmt.Errorf("calling %q: %w", name, err)
+}
+
+// answers reports whether the server of s answers a ping, bounded by ctx
+// and pingTimeout. A call that failed on a connection that broke leaves
+// the connection shutting down, and the ping fails at once; a call whose
+// result the go-sdk could not decode leaves it working.
+func (c *Client) answers(ctx context.Context, s *session) bool {
+	pctx, stop := merge(ctx, s.ctx)
+	defer stop()
+	pctx, cancel := context.WithTimeout(pctx, pingTimeout)
+	defer cancel()
+	return s.cs.Ping(pctx, nil) == nil
 }
 
 // merge returns a context that is done when ctx or other is done, with

@@ -44,11 +44,20 @@
 //     server is always called with its own name.
 //   - Description: the server's description (or title).
 //   - InputSchema: the server's input schema, as is (it may carry "$schema"
-//     and other keywords; provider adapters adapt schemas to their API).
+//     and other keywords; provider adapters adapt schemas to their API). A
+//     tool without one gets {"type":"object","properties":{}}, and an
+//     object schema without a "type" gets "type": "object".
 //   - ReadOnly: the readOnlyHint annotation, unless the tool is also
 //     annotated destructiveHint. Without annotations a tool is a write
 //     tool, so the Agent's permission checker decides about it (the
 //     default, agentrt.AllowReadOnly, refuses it).
+//
+// A tool list agentrt cannot use is refused, not trimmed: when two tools
+// have the same name, or a tool's input schema is not a JSON object or
+// has a "type" other than "object", Connect and [Client.Tools] fail with an error naming
+// each tool at fault. (The go-sdk itself leaves out of the list, with a
+// log line, a null entry and a tool whose x-mcp-header annotations are
+// invalid.)
 //
 // The model's input must be a JSON object (an object sent as a JSON string
 // is unwrapped); the server validates it against its schema. A Tool is an
@@ -71,7 +80,14 @@
 // stdio server is started anew. An error response from the server (an
 // unknown tool) and a cancelled context leave the connection as it is; a
 // cancelled or expired call returns at once, without waiting for the
-// server.
+// server. A result the go-sdk cannot read (content of an unknown type, an
+// image whose data is not base64) fails the call with an error wrapping
+// [ErrBadResult], which the model sees; the connection is kept once the
+// server has answered a ping. A reply that never comes ends with the
+// call's context (Agent.ToolTimeout). A reply cut short breaks the
+// stream: the call fails with [ErrDisconnected], or, when the reader is
+// left waiting for the rest, ends with its context, as may the next call,
+// whose reply is read as that rest.
 //
 // When a stdio server fails to start or goes away, the error says how it
 // exited and ends with the last 4 KiB it wrote to stderr, where servers

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 
 	"github.com/agentrt/agentrt"
@@ -290,9 +291,16 @@ func assignNames(tools []agentrt.Tool, prefix string) {
 	seen := make(map[string]bool, len(tools))
 	for _, at := range tools {
 		t := at.(*Tool)
-		name := toolName(prefix, t.def.Name)
-		if seen[name] {
-			name = hashedName(name, prefix+t.def.Name)
+		base := toolName(prefix, t.def.Name)
+		name := base
+		// A hashed name may itself clash (with a later server name equal
+		// to it): hash again, with a counter, until the name is new.
+		for n := 0; seen[name]; n++ {
+			key := prefix + t.def.Name
+			if n > 0 {
+				key += "#" + strconv.Itoa(n)
+			}
+			name = hashedName(base, key)
 		}
 		seen[name] = true
 		t.spec = agentrt.ToolSpec{
@@ -352,9 +360,54 @@ func description(def *mcp.Tool) string {
 	return ""
 }
 
+// checkDefs refuses a tool list that agentrt cannot use: two tools of the
+// same name (the server could not tell which one a call means) and input
+// schemas that are not object schemas (ToolSpec.InputSchema must be one,
+// and provider APIs refuse anything else). The error names every tool at
+// fault.
+func checkDefs(defs []*mcp.Tool) error {
+	var errs []error
+	seen := make(map[string]bool, len(defs))
+	for _, def := range defs {
+		if seen[def.Name] {
+			errs = append(errs, fmt.Errorf("two tools are named %q", def.Name))
+			continue
+		}
+		seen[def.Name] = true
+		if err := checkSchema(inputSchema(def)); err != nil {
+			errs = append(errs, fmt.Errorf("tool %q: %w", def.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkSchema reports whether schema is a JSON object with "type":
+// "object", as the MCP specification and provider APIs require.
+func checkSchema(schema json.RawMessage) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &top); err != nil || top == nil {
+		return fmt.Errorf("input schema is not a JSON object: %.100s", schema)
+	}
+	typ := top["type"] // set by inputSchema when the server gave none
+	if !bytes.Equal(bytes.TrimSpace(typ), []byte(`"object"`)) {
+		return fmt.Errorf(`input schema must have "type": "object", has "type": %.100s`, typ)
+	}
+	return nil
+}
+
+// inputSchema returns a tool's input schema: an object schema without a
+// "type" (such as {}) gets "type": "object", which the MCP specification
+// requires and provider APIs check; no schema is the empty object schema.
 func inputSchema(def *mcp.Tool) json.RawMessage {
 	if def.InputSchema != nil {
 		if b, err := json.Marshal(def.InputSchema); err == nil && !bytes.Equal(b, []byte("null")) {
+			var top map[string]json.RawMessage
+			if json.Unmarshal(b, &top) == nil && top != nil && top["type"] == nil {
+				top["type"] = json.RawMessage(`"object"`)
+				if fixed, err := json.Marshal(top); err == nil {
+					return fixed
+				}
+			}
 			return b
 		}
 	}
