@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,11 +122,19 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return renderText(stdout, s, o)
 }
 
+// writeJSON writes v as indented JSON. Bytes that are not UTF-8 (a tool
+// input in a damaged session file is written as it is) become U+FFFD:
+// outside strings JSON is ASCII, so the output stays valid JSON.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD")))
+	return err
 }
 
 // filterRuns returns s with only run r and turn n (0: all).
