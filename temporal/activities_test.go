@@ -44,7 +44,7 @@ func TestMalformedPlannerMessages(t *testing.T) {
 	}{
 		{"dup", false, `"Beijing"`},
 		{"agentrt_t1_2", true, `invalid tool_use: duplicate id "dup"`},
-		{"agentrt_t1_3", true, "invalid tool_use: empty id"},
+		{"agentrt_t1_3", false, "3"}, // an empty id is replaced, and the call runs
 		{"bad_json", true, `tool "calculator": input is not valid JSON: {"op":`},
 		{"unknown", true, `unknown tool "sub"; the available tools are: "calculator", "save_note", "slow", "weather"`},
 		{"invalid", true, `tool "calculator": `},
