@@ -867,7 +867,7 @@ func TestAllBlankMessagesRefused(t *testing.T) {
 // mapped one gets a suffix; call and result still match.
 func TestToolUseIDMappingKeptUnique(t *testing.T) {
 	t.Parallel()
-	taken := toolUseID("a.b")
+	taken := cleanID("a.b")
 	r := newReplay(t, jsonReply(fixture(t, "text.json")))
 	_, err := r.provider("claude-sonnet-4-5", nil).Plan(context.Background(), &agentrt.ModelRequest{
 		Messages: []agentrt.Message{

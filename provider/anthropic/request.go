@@ -537,18 +537,61 @@ func orNone(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// toolUseID returns a tool_use id in the form the API takes: letters,
-// digits, _ and - only. Other vendors' ids may hold more (Kimi's
-// "functions.add:0"), and a session begun on one of them would be refused
-// ("tool_use.id: String should match pattern") from then on. Such an id
-// goes with each other byte replaced by _ and a hash of the whole id
-// appended, the same for the call and its result, so that they still
-// match (toolUseIDs keeps it apart from the other ids of the request);
-// the session keeps the id it had.
-func toolUseID(id string) string {
-	if validID(id) {
-		return id
+// toolUseIDs returns the ids to send in place of the tool_use ids of msgs
+// (and of their results) that the API refuses: it takes letters, digits,
+// _ and - only ("tool_use.id: String should match pattern"), and other
+// vendors' ids may hold more (Kimi's "functions.add:0"), so a session
+// begun on one of them would be refused from then on. Such an id goes
+// with each other byte replaced by _ and a hash of the whole id appended,
+// the same for the call and its result; should that be an id of the
+// request already (ids must be unique), _2, _3 and so on is appended. The
+// session keeps the ids it had. When every id is valid, the usual case,
+// it returns nil and allocates nothing more.
+func toolUseIDs(msgs []agentrt.Message) map[string]string {
+	var all []string
+	bad := false
+	add := func(id string) {
+		all = append(all, id)
+		bad = bad || !validID(id)
 	}
+	for _, m := range msgs {
+		if m.Role == agentrt.RoleTool {
+			add(m.ToolUseID)
+		}
+		for _, b := range m.Blocks {
+			if b.Type == agentrt.BlockToolUse {
+				add(b.ID)
+			}
+		}
+	}
+	if !bad {
+		return nil
+	}
+	taken := map[string]bool{}
+	for _, id := range all {
+		if validID(id) {
+			taken[id] = true
+		}
+	}
+	ids := map[string]string{}
+	for _, id := range all {
+		if validID(id) || ids[id] != "" {
+			continue
+		}
+		base := cleanID(id)
+		to := base
+		for k := 2; taken[to]; k++ {
+			to = fmt.Sprintf("%s_%d", base, k)
+		}
+		taken[to] = true
+		ids[id] = to
+	}
+	return ids
+}
+
+// cleanID is id with each byte the API refuses replaced by _ and a hash
+// of the whole id appended, so that two ids stay apart.
+func cleanID(id string) string {
 	b := make([]byte, 0, len(id)+9)
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; idChar(rune(c)) {
@@ -560,48 +603,6 @@ func toolUseID(id string) string {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return fmt.Sprintf("%s_%08x", b, h.Sum32())
-}
-
-// toolUseIDs returns the ids to send in place of the tool_use ids of msgs
-// (and of their results) that the API would refuse: each one's
-// toolUseID, unless that is an id of the request already (an id another
-// vendor gave in that very form, or another one's mapping), which the API
-// would refuse too ("tool_use ids must be unique"): _2, _3 and so on is
-// then appended. Ids the API takes are sent as they are and are not in
-// the map.
-func toolUseIDs(msgs []agentrt.Message) map[string]string {
-	var all []string
-	for _, m := range msgs {
-		if m.Role == agentrt.RoleTool {
-			all = append(all, m.ToolUseID)
-		}
-		for _, b := range m.ToolUses() {
-			all = append(all, b.ID)
-		}
-	}
-	taken := map[string]bool{}
-	for _, id := range all {
-		if validID(id) {
-			taken[id] = true
-		}
-	}
-	var ids map[string]string
-	for _, id := range all {
-		if validID(id) || ids[id] != "" {
-			continue
-		}
-		base := toolUseID(id)
-		to := base
-		for k := 2; taken[to]; k++ {
-			to = fmt.Sprintf("%s_%d", base, k)
-		}
-		taken[to] = true
-		if ids == nil {
-			ids = map[string]string{}
-		}
-		ids[id] = to
-	}
-	return ids
 }
 
 // mappedID returns the id to send for a tool_use id.
