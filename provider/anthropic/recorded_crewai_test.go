@@ -17,25 +17,12 @@ import (
 // accepted is rebuilt from agentrt values and the adapter's request
 // compared with it; each answer is decoded as the runtime sees it.
 
-// crewaiRequest returns the recorded request body testdata/crewai/name,
-// with crewAI's spelling of what this adapter sends in another equivalent
-// form rewritten to the adapter's: a message's content or a tool_result's
-// content given as a string as a list of one text block, and a system
-// prompt given as a string as a list of one text block.
+// crewaiRequest returns the recorded request body testdata/crewai/name in
+// the form this adapter sends (asSentForm), without crewAI's breakpoints.
 func crewaiRequest(t *testing.T, name string) map[string]any {
 	t.Helper()
 	body := fixtureJSON(t, "crewai/"+name)
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		msg, _ := m.(map[string]any)
-		if s, ok := msg["content"].(string); ok {
-			msg["content"] = []any{map[string]any{"type": "text", "text": s}}
-		}
-	}
-	toolResultsAsBlocks(body)
-	if s, ok := body["system"].(string); ok {
-		body["system"] = []any{map[string]any{"type": "text", "text": s}}
-	}
+	asSentForm(body)
 	stripCacheControl(body) // crewAI's breakpoints; the adapter's are removed too
 	return body
 }

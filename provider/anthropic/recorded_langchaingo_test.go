@@ -632,6 +632,31 @@ func TestLangchaingoConversations(t *testing.T) {
 	}
 }
 
+// asSentForm rewrites, in a decoded request body, what another client
+// spelled in an equivalent form into the form this adapter sends: a
+// message's content, a tool_result's content and the system prompt given
+// as a string, as a list of one text block; a tool's empty description
+// (the default) left out.
+func asSentForm(body map[string]any) {
+	msgs, _ := body["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		if s, ok := msg["content"].(string); ok {
+			msg["content"] = []any{map[string]any{"type": "text", "text": s}}
+		}
+	}
+	toolResultsAsBlocks(body)
+	if s, ok := body["system"].(string); ok {
+		body["system"] = []any{map[string]any{"type": "text", "text": s}}
+	}
+	tools, _ := body["tools"].([]any)
+	for _, tool := range tools {
+		if m, _ := tool.(map[string]any); m["description"] == "" {
+			delete(m, "description")
+		}
+	}
+}
+
 // toolResultsAsBlocks rewrites, in a decoded request body, each
 // tool_result whose content is a string into the equivalent list of one
 // text block, the form this adapter sends.

@@ -22,28 +22,12 @@ import (
 // adapter's request compared with it, field by field; each answer is
 // decoded as the runtime sees it.
 
-// simonwRequest returns the recorded request body testdata/simonw/name,
-// with llm-anthropic's spelling of what this adapter sends in another
-// equivalent form rewritten to the adapter's: a message's content given as
-// a string as a list of one text block, a tool_result's string content the
-// same, and a tool's empty description (the default) left out.
+// simonwRequest returns the recorded request body testdata/simonw/name in
+// the form this adapter sends (asSentForm).
 func simonwRequest(t *testing.T, name string) map[string]any {
 	t.Helper()
 	body := fixtureJSON(t, "simonw/"+name)
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		msg, _ := m.(map[string]any)
-		if s, ok := msg["content"].(string); ok {
-			msg["content"] = []any{map[string]any{"type": "text", "text": s}}
-		}
-	}
-	toolResultsAsBlocks(body)
-	tools, _ := body["tools"].([]any)
-	for _, tool := range tools {
-		if m, _ := tool.(map[string]any); m["description"] == "" {
-			delete(m, "description")
-		}
-	}
+	asSentForm(body)
 	return body
 }
 
